@@ -1,0 +1,3 @@
+from paperkit_cli.main import main
+
+main()

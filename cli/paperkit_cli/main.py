@@ -1,0 +1,164 @@
+"""The ``paperkit`` multi-command: a lazy click group plus the error handling shared by every executable.
+
+Commands are imported only when used (``paperkit --help`` imports the small command modules, which
+import nothing heavy at top level). ``run_cli`` turns errors into one stderr line and an exit code:
+
+    0 ok · 1 known error · 2 usage/config error · 3 bad input · 70 unexpected · 130 interrupted ·
+    141 stdout closed early (e.g. ``| head``)
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from paperkit_cli import registry, state
+from paperkit_cli.options import GLOBAL_FLAGS_KEY, PipeClosed
+
+
+class LazyGroup(click.Group):
+    """A group whose commands come from the static registry and are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return registry.available_commands()
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        state.settings["command"] = name  # so errors raised while parsing are prefixed with the command
+        return name, command, rest
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in registry.COMMANDS:
+            return None
+        if not registry.is_available(name):
+            paper = registry.PAPER_OF.get(name)
+            what = f" ({paper.title})" if paper else ""
+            raise click.UsageError(f"'{name}'{what} is planned but not built yet; see 'paperkit papers'")
+        module = importlib.import_module(registry.module_name(name))
+        return module.cli
+
+
+def _version() -> str:
+    from paperkit import __version__
+
+    return __version__
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "PAPERKIT",
+                      "max_content_width": 100},
+    epilog="Run 'paperkit papers' for the paper behind each command, 'paperkit COMMAND --help' for details, "
+           "and 'man paperkit-COMMAND' once the man pages are installed (see README).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr; no progress bars.")
+@click.option("-v", "--verbose", count=True, help="More log detail on stderr (-vv for debug).")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors (also PAPERKIT_DEBUG=1).")
+@click.version_option(version=None, package_name="paperkit", prog_name="paperkit",
+                      message="%(prog)s %(version)s")
+@click.pass_context
+def cli(ctx: click.Context, quiet: bool, verbose: int, debug: bool) -> None:
+    """paperkit: ICML 2025 papers as command-line tools.
+
+    Each command runs one paper's method for real on your files: it reads CSV/TSV/JSONL/NPY inputs,
+    writes results to files or stdout (data only; logs and progress go to stderr), and records a
+    manifest of what produced them.
+
+    \b
+    Examples:
+      $ paperkit papers
+      $ paperkit conformal-cv --help
+    """
+    ctx.meta[GLOBAL_FLAGS_KEY] = {"quiet": quiet, "verbose": verbose, "debug": debug}
+    state.apply(quiet=quiet, verbose=verbose, debug=debug)
+
+
+def _fail(prefix: str, message: str, code: int) -> NoReturn:
+    line = " ".join(str(message).split())  # always one line
+    try:
+        sys.stderr.write(f"{prefix}: error: {line}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    sys.exit(code)
+
+
+def _quiet_stdout() -> None:
+    # After the reader of stdout has gone, point stdout at /dev/null so the final flush cannot raise.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def run_cli(command: click.Command, prog_name: str, args: list[str] | None = None,
+            auto_envvar_prefix: str = "PAPERKIT") -> NoReturn:
+    """Run a click command with paperkit's error policy and exit."""
+    from paperkit.core.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_UNEXPECTED, PaperkitError
+
+    argv = sys.argv[1:] if args is None else list(args)
+    state.settings.update(quiet=False, verbose=0, debug=False, command=None, argv=[prog_name, *argv])
+
+    def prefix() -> str:
+        cmd = state.settings.get("command")
+        return f"paperkit {cmd}" if cmd and prog_name == "paperkit" else prog_name
+
+    def debugging() -> bool:
+        return state.settings["debug"] or state.debug_from_env() or "--debug" in argv
+
+    try:
+        rv = command.main(args=argv, prog_name=prog_name, standalone_mode=False,
+                          auto_envvar_prefix=auto_envvar_prefix)
+        sys.stdout.flush()
+        sys.exit(rv if isinstance(rv, int) else 0)
+    except click.exceptions.UsageError as e:
+        if debugging():
+            raise
+        path = e.ctx.command_path if e.ctx is not None else prog_name
+        hint = f" (see '{path} --help')" if e.ctx is not None else ""
+        _fail(path, e.format_message() + hint, e.exit_code)
+    except click.exceptions.ClickException as e:  # e.g. FileError
+        if debugging():
+            raise
+        _fail(prefix(), e.format_message(), e.exit_code)
+    except PaperkitError as e:
+        if debugging():
+            raise
+        _fail(prefix(), str(e), e.exit_code)
+    except (PipeClosed, BrokenPipeError):
+        _quiet_stdout()
+        sys.exit(EXIT_BROKEN_PIPE)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _fail(prefix(), "interrupted; finished outputs were kept, unfinished ones discarded", EXIT_INTERRUPTED)
+    except SystemExit:
+        raise
+    except Exception as e:  # noqa: BLE001 - the last line of defence
+        if debugging():
+            raise
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        _fail(prefix(), f"unexpected {type(e).__name__}{': ' + msg if msg else ''} "
+              "(this is a bug in paperkit; rerun with --debug for the traceback)", EXIT_UNEXPECTED)
+
+
+def main(args: list[str] | None = None) -> NoReturn:
+    """Entry point of the ``paperkit`` executable."""
+    run_cli(cli, "paperkit", args)
+
+
+def run_command(name: str, args: list[str] | None = None) -> NoReturn:
+    """Entry point of a ``paperkit-<name>`` executable: the same click command, run on its own."""
+    command = cli.get_command(click.Context(cli, info_name="paperkit"), name)
+    if command is None:
+        _fail(f"paperkit-{name}", f"unknown command '{name}'", 2)
+    prefix = "PAPERKIT_" + name.replace("-", "_").upper()
+    run_cli(command, f"paperkit-{name}", args, auto_envvar_prefix=prefix)
+
+
+def load_command(name: str) -> Any:
+    """The click command object for ``name`` (for tests and the doc generator)."""
+    return cli.get_command(click.Context(cli, info_name="paperkit"), name)

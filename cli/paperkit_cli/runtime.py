@@ -1,0 +1,91 @@
+"""Per-invocation bookkeeping for commands: run directories and manifests.
+
+    from paperkit_cli import runtime
+
+    run = runtime.start_run(run_dir, resume=resume, force=force)     # RunDir, config.yaml written
+    ...
+    runtime.write_manifest(inputs=[train], run_dir=run.path, seed=seed)  # manifest.json, written last
+
+For single-output commands: ``runtime.write_manifest(inputs=[...], output=output, manifest_path=...)``
+puts ``<output>.manifest.json`` beside the output (none when the output is stdout and no path is given).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from paperkit_cli import state
+from paperkit_cli.options import META_KEY, resolved_parameters
+
+_START_KEY = "paperkit.start_time"
+
+
+def _ctx() -> click.Context:
+    return click.get_current_context()
+
+
+def elapsed() -> float:
+    ctx = _ctx()
+    start = ctx.meta.setdefault(_START_KEY, time.perf_counter())
+    return time.perf_counter() - start
+
+
+def mark_start() -> None:
+    _ctx().meta[_START_KEY] = time.perf_counter()
+
+
+def parameters() -> dict[str, dict[str, Any]]:
+    return resolved_parameters(_ctx())
+
+
+def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool = False) -> Any:
+    """Prepare ``run_dir`` (see :class:`paperkit.core.runs.RunDir`) with this invocation's parameters."""
+    from paperkit.core.runs import RESUME_FREE, RunDir
+
+    config = {k.replace("-", "_"): v["value"] for k, v in parameters().items()
+              if k.replace("-", "_") not in RESUME_FREE}
+    return RunDir(run_dir, force=force, resume=resume).prepare(config, command=_ctx().command.name or "")
+
+
+def write_manifest(*, inputs: list[Any] = (), outputs: list[Any] = (), output: Any = None,
+                   run_dir: str | os.PathLike | None = None, manifest_path: str | os.PathLike | None = None,
+                   seed: int | None = None, extra: dict[str, Any] | None = None) -> Path | None:
+    """Write the manifest for this invocation; returns its path (or None when there is nowhere to put it)."""
+    from paperkit.core import io, manifest, runs
+
+    ctx = _ctx()
+    outs = list(outputs)
+    if manifest_path is not None:
+        target = Path(manifest_path)
+    elif run_dir is not None:
+        target = Path(run_dir) / runs.MANIFEST_NAME
+        if not outs:
+            outs = runs.RunDir(run_dir).outputs()
+    elif output is not None and not io.is_stdio(output):
+        target = manifest.manifest_path_for(output)
+    else:
+        return None
+    if output is not None and output not in outs:
+        outs.insert(0, output)
+    m = manifest.build_manifest(
+        command=ctx.command.name or "",
+        argv=state.settings.get("argv") or sys.argv,
+        parameters=parameters(),
+        seed=seed,
+        inputs=[i for i in inputs if i is not None],
+        outputs=[o for o in outs if o is not None and (io.is_stdio(o) or Path(o).exists())],
+        wall_time_s=elapsed(),
+        extra=extra,
+    )
+    manifest.write_manifest(target, m)
+    return target
+
+
+def meta_flag(name: str) -> Any:
+    return _ctx().meta.get(META_KEY, {}).get(name)

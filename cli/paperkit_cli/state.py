@@ -1,0 +1,56 @@
+"""Process-wide UI state set once per invocation: verbosity, debug and the command's name.
+
+Group-level flags (``paperkit -q cmd``) and command-level flags (``paperkit cmd -q``) combine (the
+command merges them before calling :func:`apply`); ``PAPERKIT_DEBUG=1`` also turns on tracebacks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+settings: dict = {"quiet": False, "verbose": 0, "debug": False, "command": None, "argv": None}
+
+
+def debug_from_env() -> bool:
+    return os.environ.get("PAPERKIT_DEBUG", "").lower() not in ("", "0", "false", "no")
+
+
+class _StderrHandler(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is at emit time (test runners swap it)."""
+
+    _paperkit = True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+        except (OSError, ValueError):
+            pass
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        cmd = settings["command"]
+        prefix = f"paperkit {cmd}" if cmd else "paperkit"
+        level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
+        return f"{prefix}: {level}{record.getMessage()}"
+
+
+def apply(*, quiet: bool = False, verbose: int = 0, debug: bool = False, command: str | None = None) -> None:
+    settings.update(quiet=bool(quiet), verbose=int(verbose or 0), debug=bool(debug) or debug_from_env())
+    if command:
+        settings["command"] = command
+    level = logging.ERROR if settings["quiet"] else (
+        logging.DEBUG if settings["verbose"] >= 2 else
+        logging.INFO if settings["verbose"] == 1 else logging.WARNING)
+    logger = logging.getLogger("paperkit")
+    if not any(getattr(h, "_paperkit", False) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(_Formatter())
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(level)
+    from paperkit.core import progress
+
+    progress.set_quiet(settings["quiet"])

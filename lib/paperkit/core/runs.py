@@ -1,0 +1,120 @@
+"""Run directories for commands that produce several artefacts or train for a while.
+
+A run dir holds ``config.yaml`` (the resolved parameters, written first), checkpoints under
+``checkpoints/``, results, plots, and ``manifest.json`` — written last, so its presence means the run
+finished. Rules:
+
+* a finished run is never overwritten unless ``force``;
+* an unfinished run continues only with ``resume``, and only with the same parameters;
+* ``force`` clears a previous paperkit run (recognised by its ``config.yaml``), never a foreign folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from paperkit.core import io
+from paperkit.core.errors import RunDirError
+
+CONFIG_NAME = "config.yaml"
+MANIFEST_NAME = "manifest.json"
+CHECKPOINT_DIR = "checkpoints"
+
+# Parameters that may differ between a run and its resumption.
+RESUME_FREE = frozenset({"resume", "force", "run_dir", "quiet", "verbose", "debug", "jobs", "device", "config"})
+
+
+class RunDir:
+    def __init__(self, path: str | os.PathLike, *, force: bool = False, resume: bool = False):
+        self.path = Path(path)
+        self.force = force
+        self.resume = resume
+        self.resumed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def prepare(self, config: Mapping[str, Any], *, command: str) -> RunDir:
+        """Check the folder against ``force``/``resume`` and write ``config.yaml``."""
+        p = self.path
+        if p.exists() and not p.is_dir():
+            raise RunDirError(f"{p}: exists and is not a folder")
+        previous = self.read_config() if (p / CONFIG_NAME).exists() else None
+        non_empty = p.is_dir() and any(p.iterdir())
+        if non_empty and previous is None:
+            if self.force:
+                raise RunDirError(f"{p}: not empty and not a paperkit run (no {CONFIG_NAME}); refusing to clear it")
+            raise RunDirError(f"{p}: not empty and not a paperkit run; choose a new --run-dir")
+        if previous is not None:
+            finished = self.finished
+            if self.force:
+                shutil.rmtree(p)
+            elif self.resume:
+                if previous.get("_command") not in (None, command):
+                    raise RunDirError(f"{p}: made by '{previous.get('_command')}', not '{command}'")
+                changed = _changed(previous, config)
+                if changed:
+                    raise RunDirError(f"{p}: cannot resume with different parameters ({', '.join(changed)}); "
+                                      "use the original values or --force to start over")
+                if finished:
+                    self.resumed = True
+                    return self
+                self.resumed = True
+            elif finished:
+                raise RunDirError(f"{p}: holds a finished run; use --force to overwrite or --resume to reuse it")
+            else:
+                raise RunDirError(f"{p}: holds an unfinished run; use --resume to continue it or --force to restart")
+        p.mkdir(parents=True, exist_ok=True)
+        io.write_yaml(p / CONFIG_NAME, {"_command": command, **dict(config)})
+        return self
+
+    @property
+    def finished(self) -> bool:
+        return (self.path / MANIFEST_NAME).exists()
+
+    def read_config(self) -> dict[str, Any]:
+        data = io.read_yaml(self.path / CONFIG_NAME)
+        return dict(data) if isinstance(data, Mapping) else {}
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    # -- checkpoints -------------------------------------------------------------------------------
+    def checkpoint_path(self, name: str) -> Path:
+        return self.path / CHECKPOINT_DIR / name
+
+    def has_checkpoint(self, name: str) -> bool:
+        return self.checkpoint_path(name).exists()
+
+    def save_checkpoint(self, name: str, state: Any) -> Path:
+        """Atomically save ``state`` (torch-serialisable for ``.pt``, arrays for ``.npz``, else JSON)."""
+        path = self.checkpoint_path(name)
+        fmt = io.detect_format(path, default="json")
+        if fmt == "pt":
+            io.save_torch(path, state)
+        elif fmt == "npz":
+            io.write_arrays(path, state)
+        else:
+            io.write_json(path, state)
+        return path
+
+    def load_checkpoint(self, name: str) -> Any:
+        path = self.checkpoint_path(name)
+        fmt = io.detect_format(path, default="json")
+        if fmt == "pt":
+            return io.load_torch(path)
+        if fmt == "npz":
+            return io.read_arrays(path)
+        return io.read_json(path)
+
+    def outputs(self) -> list[Path]:
+        """Every file in the run dir except the manifest itself, sorted (for hashing)."""
+        return sorted(f for f in self.path.rglob("*") if f.is_file() and f.name != MANIFEST_NAME
+                      and not f.name.startswith("."))
+
+
+def _changed(previous: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    keys = (set(previous) | set(current)) - RESUME_FREE - {"_command"}
+    return sorted(k for k in keys if io.to_jsonable(previous.get(k)) != io.to_jsonable(current.get(k)))

@@ -1,0 +1,106 @@
+"""Shared test helpers.
+
+TRITON_INTERPRET must be set before any Triton kernel module is imported, so it is set here first:
+on CPU the Triton kernels run in the interpreter; on a GPU machine set TRITON_INTERPRET=0 to compile.
+"""
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+os.environ.setdefault("PAPERKIT_PROGRESS", "never")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def stdout_bytes(self) -> bytes:
+        return self.stdout.encode()
+
+
+def _code(e: SystemExit) -> int:
+    return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+
+
+@pytest.fixture
+def pk():
+    """Run ``paperkit ARGS...`` in-process through the real entry point (error policy included)."""
+    from paperkit_cli.main import main
+
+    def run(*args: str, input: str | bytes | None = None, env: dict | None = None) -> Result:
+        runner = CliRunner()
+        with runner.isolation(input=input, env=env) as (out, err, _):
+            try:
+                main([str(a) for a in args])
+                code = 0
+            except SystemExit as e:
+                code = _code(e)
+            stdout = out.getvalue().decode(errors="replace")
+            stderr = err.getvalue().decode(errors="replace")
+        return Result(code, stdout, stderr)
+
+    return run
+
+
+@pytest.fixture
+def pk_bin():
+    """Run a command as a real subprocess: ``pk_bin("conformal-cv", ...)`` or ``pk_bin(None, "--help")``.
+
+    Uses the installed console scripts when they sit beside this Python, else ``python -m paperkit_cli``.
+    """
+
+    def run(command: str | None, *args: str, input: str | bytes | None = None, env: dict | None = None,
+            timeout: float = 600, cwd: str | Path | None = None) -> Result:
+        full_env = {**os.environ, **(env or {})}
+        bindir = Path(sys.executable).parent
+        if command is None:
+            exe = bindir / "paperkit"
+            argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "paperkit_cli"]
+        else:
+            exe = bindir / f"paperkit-{command}"
+            argv = [str(exe)] if exe.exists() else [
+                sys.executable, "-c", f"from paperkit_cli.main import run_command; run_command({command!r})"]
+        proc = subprocess.run(argv + [str(a) for a in args], input=input.encode() if isinstance(input, str) else input,
+                              capture_output=True, env=full_env, timeout=timeout, cwd=cwd)
+        return Result(proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace"))
+
+    return run
+
+
+@pytest.fixture
+def shared_data():
+    """``../shared/data`` when present; tests using it skip cleanly when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("shared data folder not present")
+    return SHARED_DATA
+
+
+def pytest_collection_modifyitems(config, items):
+    if not any("gpu" in item.keywords for item in items):
+        return
+    try:
+        import torch
+
+        has_cuda = torch.cuda.is_available()
+    except Exception:  # torch missing or broken: no GPU tests
+        has_cuda = False
+    if not has_cuda:
+        skip = pytest.mark.skip(reason="needs CUDA")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
