@@ -20,10 +20,10 @@ help:  ## list the targets
 # where one is available; see README for GPU machines.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,all]'
 	@touch $@
 
-venv: $(STAMP)  ## create/update .venv with paperkit and the test tools
+venv: $(STAMP)  ## create/update .venv with paperkit, its optional engines and the test tools
 
 demo: $(STAMP)  ## a short end-to-end run of every available command
 	@for step in examples/demo/*.sh; do \
