@@ -104,7 +104,7 @@ def man_pages() -> dict[str, str]:
     from paperkit import __version__
 
     pages: dict[str, str] = {}
-    ctx = click.Context(cli, info_name="paperkit")
+    ctx = click.Context(cli, info_name="paperkit", **cli.context_settings)
     commands = registry.available_commands()
     opts, _ = _options_roff(cli, ctx, env_prefix=None)
     command_list = "\n".join(
@@ -131,7 +131,7 @@ def man_pages() -> dict[str, str]:
     ])
     for name in commands:
         command = load_command(name)
-        cctx = click.Context(command, info_name=f"paperkit {name}", parent=ctx)
+        cctx = click.Context(command, info_name=f"paperkit {name}", parent=ctx, **command.context_settings)
         paper = registry.PAPER_OF.get(name)
         env_prefix = "PAPERKIT_" + name.replace("-", "_").upper()
         opts, env = _options_roff(command, cctx, env_prefix=env_prefix)

@@ -6,7 +6,6 @@ command merges them before calling :func:`apply`); ``PAPERKIT_DEBUG=1`` also tur
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 
@@ -17,38 +16,44 @@ def debug_from_env() -> bool:
     return os.environ.get("PAPERKIT_DEBUG", "").lower() not in ("", "0", "false", "no")
 
 
-class _StderrHandler(logging.Handler):
-    """Writes to whatever ``sys.stderr`` is at emit time (test runners swap it)."""
+def _make_handler():
+    import logging
 
-    _paperkit = True
+    class _StderrHandler(logging.Handler):
+        """Writes to whatever ``sys.stderr`` is at emit time (test runners swap it)."""
 
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            sys.stderr.write(self.format(record) + "\n")
-        except (OSError, ValueError):
-            pass
+        _paperkit = True
 
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                sys.stderr.write(self.format(record) + "\n")
+            except (OSError, ValueError):
+                pass
 
-class _Formatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        cmd = settings["command"]
-        prefix = f"paperkit {cmd}" if cmd else "paperkit"
-        level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
-        return f"{prefix}: {level}{record.getMessage()}"
+    class _Formatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            cmd = settings["command"]
+            prefix = f"paperkit {cmd}" if cmd else "paperkit"
+            level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
+            return f"{prefix}: {level}{record.getMessage()}"
+
+    handler = _StderrHandler()
+    handler.setFormatter(_Formatter())
+    return handler
 
 
 def apply(*, quiet: bool = False, verbose: int = 0, debug: bool = False, command: str | None = None) -> None:
     settings.update(quiet=bool(quiet), verbose=int(verbose or 0), debug=bool(debug) or debug_from_env())
     if command:
         settings["command"] = command
+    import logging  # here, not at the top: --help never needs it
+
     level = logging.ERROR if settings["quiet"] else (
         logging.DEBUG if settings["verbose"] >= 2 else
         logging.INFO if settings["verbose"] == 1 else logging.WARNING)
     logger = logging.getLogger("paperkit")
     if not any(getattr(h, "_paperkit", False) for h in logger.handlers):
-        handler = _StderrHandler()
-        handler.setFormatter(_Formatter())
-        logger.addHandler(handler)
+        logger.addHandler(_make_handler())
         logger.propagate = False
     logger.setLevel(level)
     from paperkit.core import progress

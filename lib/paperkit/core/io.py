@@ -147,11 +147,13 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, encoding: str = "u
 def _text_out(path: str | os.PathLike) -> Iterator[IO[str]]:
     """Atomic text output, gzip-compressed (deterministically) when the name ends in ``.gz``."""
     if is_gzip(path):
-        with atomic_write(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
-            with _io.TextIOWrapper(gz, encoding="utf-8", newline="") as text:
-                yield text
-                text.flush()
-                text.detach()
+        with atomic_write(path, "wb") as raw:
+            gz = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="")
+            text = _io.TextIOWrapper(gz, encoding="utf-8", newline="")
+            yield text
+            text.flush()
+            text.detach()  # leave raw open: atomic_write fsyncs and renames it
+            gz.close()
     else:
         with atomic_write(path, "w") as f:
             yield f
@@ -309,7 +311,8 @@ def _parse_table(f: IO[str], fmt: str, name: str) -> Table:
     cells: list[list[str]] = [[] for _ in header]
     try:
         for line_no, row in enumerate(reader, start=2):
-            if not row or (len(row) == 1 and not row[0].strip()):
+            # An empty line is skipped; in a one-column table a quoted empty field ("") is a value.
+            if not row or (len(header) > 1 and len(row) == 1 and not row[0].strip()):
                 continue
             if len(row) != len(header):
                 raise InputError(f"{name}: line {line_no} has {len(row)} fields; the header has {len(header)}")

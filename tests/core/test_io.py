@@ -1,0 +1,233 @@
+"""Round trips for every format, atomic writes, and the errors bad files give."""
+
+import gzip
+import math
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from paperkit.core import io
+from paperkit.core.errors import InputError, UsageError
+
+names = st.text(alphabet=st.characters(whitelist_categories=("L", "N"), whitelist_characters="_ -"),
+                min_size=1, max_size=8).map(str.strip).filter(bool)
+floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
+texts = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=10)
+
+
+@st.composite
+def tables(draw):
+    cols = draw(st.lists(names, min_size=1, max_size=4, unique=True))
+    n = draw(st.integers(0, 6))
+    data = {}
+    for c in cols:
+        if draw(st.booleans()):
+            data[c] = draw(st.lists(floats, min_size=n, max_size=n))
+        else:
+            # text columns: at least one value that is not a number, so the column stays text
+            vals = draw(st.lists(texts, min_size=n, max_size=n))
+            if n:
+                vals[0] = "x" + vals[0]
+            data[c] = vals
+    return data
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=tables(), fmt=st.sampled_from(["csv", "tsv", "jsonl"]))
+def test_table_round_trip(tmp_path, data, fmt):
+    path = tmp_path / f"t.{fmt}"
+    io.write_table(path, data)
+    back = io.read_table(path)
+    n = len(next(iter(data.values())))
+    if fmt == "jsonl" and n == 0:
+        assert back.columns == []  # JSON lines have no header: no rows, no columns
+        return
+    assert back.columns == list(data)
+    assert len(back) == len(next(iter(data.values())))
+    for c, values in data.items():
+        got = back.column(c)
+        if values and isinstance(values[0], float):
+            np.testing.assert_array_equal(got, np.asarray(values, dtype=float))  # exact: repr round-trips
+        elif values:
+            if fmt == "jsonl":
+                assert list(got) == values
+            else:  # CSV keeps text, except that surrounding whitespace is data too
+                assert [str(v) for v in got] == values
+
+
+def test_jsonl_round_trip_and_nonfinite(tmp_path):
+    rows = [{"a": 1, "b": [1.5, 2.0], "c": None}, {"a": 2, "b": [], "c": "x", "d": float("nan")}]
+    io.write_jsonl(tmp_path / "r.jsonl", rows)
+    back = io.read_jsonl(tmp_path / "r.jsonl")
+    assert back[0] == rows[0]
+    assert back[1]["d"] is None  # non-finite floats become null (valid JSON)
+
+
+def test_json_yaml_round_trip(tmp_path):
+    obj = {"alpha": 0.1, "folds": 10, "methods": ["a", "b"], "nested": {"x": np.float64(2.5), "y": np.arange(3)}}
+    io.write_json(tmp_path / "o.json", obj)
+    io.write_yaml(tmp_path / "o.yaml", obj)
+    expected = {"alpha": 0.1, "folds": 10, "methods": ["a", "b"], "nested": {"x": 2.5, "y": [0, 1, 2]}}
+    assert io.read_json(tmp_path / "o.json") == expected
+    assert io.read_yaml(tmp_path / "o.yaml") == expected
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8, np.bool_])
+def test_npy_npz_round_trip_keep_dtype(tmp_path, dtype):
+    a = (np.arange(12).reshape(3, 4) % 3).astype(dtype)
+    io.write_array(tmp_path / "a.npy", a)
+    b = io.read_array(tmp_path / "a.npy")
+    assert b.dtype == a.dtype and np.array_equal(a, b)
+    io.write_arrays(tmp_path / "a.npz", {"x": a, "y": a.T})
+    d = io.read_arrays(tmp_path / "a.npz")
+    assert set(d) == {"x", "y"} and d["x"].dtype == a.dtype and np.array_equal(d["y"], a.T)
+
+
+def test_npz_bytes_are_deterministic(tmp_path):
+    arrays = {"x": np.linspace(0, 1, 50), "y": np.arange(7)}
+    io.write_arrays(tmp_path / "1.npz", arrays)
+    os.utime(tmp_path, (0, 0))
+    io.write_arrays(tmp_path / "2.npz", arrays)
+    assert (tmp_path / "1.npz").read_bytes() == (tmp_path / "2.npz").read_bytes()
+
+
+def test_gzip_text_round_trip_and_determinism(tmp_path):
+    data = {"x": [1.0, 2.0], "y": ["a", "b"]}
+    io.write_table(tmp_path / "a.tsv.gz", data)
+    io.write_table(tmp_path / "b.tsv.gz", data)
+    assert (tmp_path / "a.tsv.gz").read_bytes() == (tmp_path / "b.tsv.gz").read_bytes()
+    assert gzip.decompress((tmp_path / "a.tsv.gz").read_bytes()).decode() == "x\ty\n1.0\ta\n2.0\tb\n"
+    t = io.read_table(tmp_path / "a.tsv.gz")
+    assert t.columns == ["x", "y"] and list(t.column("y")) == ["a", "b"]
+
+
+class _NotWeights:
+    """An arbitrary object: a weights-only load must refuse to unpickle it."""
+
+
+def test_torch_round_trip_weights_only(tmp_path):
+    torch = pytest.importorskip("torch")
+    state = {"w": torch.arange(6.0).reshape(2, 3), "step": 3}
+    io.save_torch(tmp_path / "c.pt", state)
+    back = io.load_torch(tmp_path / "c.pt")
+    assert back["step"] == 3 and torch.equal(back["w"], state["w"])
+
+    torch.save({"obj": _NotWeights()}, tmp_path / "evil.pt")
+    with pytest.raises(InputError, match="weights-only"):
+        io.load_torch(tmp_path / "evil.pt")
+
+
+def test_png(tmp_path):
+    fig, ax = io.new_figure()
+    ax.plot([0, 1], [0, 1])
+    io.save_figure(fig, tmp_path / "p.png")
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_atomic_write_leaves_no_partial_file(tmp_path):
+    target = tmp_path / "out.csv"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError), io.atomic_write(target) as f:
+        f.write("half of a new file")
+        raise RuntimeError("writer died")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]  # no temp file left behind
+
+    fresh = tmp_path / "sub" / "new.json"
+    with pytest.raises(KeyboardInterrupt), io.atomic_write(fresh) as f:
+        f.write("{")
+        raise KeyboardInterrupt
+    assert not fresh.exists() and list((tmp_path / "sub").iterdir()) == []
+
+
+def test_atomic_write_keeps_normal_permissions(tmp_path):
+    io.write_json(tmp_path / "p.json", {"a": 1})
+    mode = (tmp_path / "p.json").stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask
+
+
+def test_stdout_and_stdin(capsys, monkeypatch):
+    io.write_table("-", {"a": [1.0], "b": ["x"]})
+    assert capsys.readouterr().out == '{"a": 1.0, "b": "x"}\n'
+    import sys
+    from io import StringIO
+
+    monkeypatch.setattr(sys, "stdin", StringIO("a,b\n1,2\n3,4\n"))
+    t = io.read_table("-")
+    assert t.numeric().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    monkeypatch.setattr(sys, "stdin", StringIO('{"a": 1}\n{"a": 2}\n'))
+    assert io.read_table("-").column("a").tolist() == [1.0, 2.0]
+
+
+def test_binary_refused_on_a_terminal(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    with pytest.raises(UsageError, match="binary"):
+        io.write_array("-", np.zeros(3))
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "empty file"),
+        ("a,b\n1,2,3\n", "line 2 has 3 fields"),
+        ("a,a\n1,2\n", "duplicate column"),
+    ],
+)
+def test_bad_tables(tmp_path, content, message):
+    p = tmp_path / "bad.csv"
+    p.write_text(content)
+    with pytest.raises(InputError, match=message):
+        io.read_table(p)
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        io.read_table(tmp_path / "nope.csv")
+    with pytest.raises(InputError, match="is a directory"):
+        io.read_json(tmp_path)
+
+
+def test_numeric_errors_name_column_and_rows(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("x,y,z\n1,2,a\n2,,b\n3,nan,c\n4,inf,d\n")
+    t = io.read_table(p)
+    with pytest.raises(InputError, match=r"column 'y' has 2 NaN and 1 infinite value\(s\) \(rows 2, 3, 4\)"):
+        t.numeric(["x", "y"])
+    with pytest.raises(InputError, match=r"column 'z' has 4 non-numeric value\(s\) \(data rows 1, 2, 3, 4"):
+        t.numeric(["z"])
+    with pytest.raises(InputError, match="no column 'w'"):
+        t.column("w")
+    assert math.isnan(t.numeric(["y"], finite=False)[1, 0])
+
+
+def test_invalid_json_yaml_npy(tmp_path):
+    (tmp_path / "b.json").write_text('{"a": 1,}')
+    with pytest.raises(InputError, match="invalid JSON at line 1"):
+        io.read_json(tmp_path / "b.json")
+    (tmp_path / "b.yaml").write_text("a: [1, 2\n")
+    with pytest.raises(InputError, match="invalid YAML at line"):
+        io.read_yaml(tmp_path / "b.yaml")
+    (tmp_path / "b.npy").write_bytes(b"not numpy")
+    with pytest.raises(InputError, match="b.npy"):
+        io.read_array(tmp_path / "b.npy")
+    np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(InputError, match="not a plain NumPy array"):
+        io.read_array(tmp_path / "obj.npy")
+
+
+def test_format_detection():
+    assert io.detect_format("x.CSV") == "csv"
+    assert io.detect_format("x.tsv.gz") == "tsv"
+    assert io.detect_format("-", default="jsonl") == "jsonl"
+    assert io.detect_format("x.bin", "npy") == "npy"
+    with pytest.raises(UsageError, match="cannot tell the format"):
+        io.detect_format("x.bin")
+    with pytest.raises(UsageError, match="unknown format"):
+        io.detect_format("x.csv", "xlsx")
