@@ -78,3 +78,17 @@ def test_splitmix_uniform_and_normal_moments():
     assert abs(z.mean()) < 0.03 and abs(z.std() - 1) < 0.03
     k = np.array([rng_kernels.next_below(state, 6) for _ in range(6000)])
     assert set(k.tolist()) == set(range(6))
+
+
+def test_resolve_device():
+    torch = pytest.importorskip("torch")
+    from paperkit.core.devices import resolve_device
+    from paperkit.core.errors import ResourceError
+
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ResourceError, match="no CUDA device"):
+            resolve_device("cuda")
+    with pytest.raises(UsageError):
+        resolve_device("tpu")
