@@ -433,3 +433,52 @@ def _replay_identity(cache: ResponseCache, model: str | None, settings: str | No
     if not pairs:
         raise UsageError(f"{cache.path}: holds no responses for model {model!r}; it holds: {shown}")
     raise UsageError(f"{cache.path}: holds several models/settings ({shown}); choose one with --model")
+
+
+# --------------------------------------------------------------------------------------------- factory
+BACKENDS = ("openai", "shell", "hf", "rule", "replay")
+
+
+def make_backend(kind: str, *, model: str | None = None, base_url: str | None = None,
+                 api_key_env: str | None = None, cmd: str | None = None, model_dir: str | None = None,
+                 timeout: float = 60.0, retries: int = 2, max_tokens: int = 1024, temperature: float = 0.0,
+                 jobs: int = 1, failures: str | None = None, seed: int = 0, template: str = "{inquiry}",
+                 memory: Sequence[tuple[str, str]] = (), device: str = "auto") -> Backend | None:
+    """A backend by name (None for ``replay``, which answers from the cache alone); wrap it with
+    :func:`with_cache`.
+
+    ``api_key_env`` names the environment variable holding the API key (the key itself is never put in
+    settings, logs or files); a named variable that is unset or empty is a usage error.
+    """
+    import os
+
+    if kind not in BACKENDS:
+        raise UsageError(f"--backend {kind!r} is unknown; expected one of {', '.join(BACKENDS)}")
+    if kind == "replay":
+        return None
+    if kind == "openai":
+        key = None
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise UsageError(f"--api-key-env: environment variable {api_key_env} is not set or empty")
+        if not base_url:
+            raise UsageError("the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1)")
+        return OpenAIBackend(model or "", base_url=base_url, api_key=key, timeout=timeout, retries=retries,
+                             temperature=temperature, max_tokens=max_tokens, jobs=jobs)
+    if kind == "shell":
+        if not cmd:
+            raise UsageError("the shell backend needs --cmd 'PROGRAM ARGS...'")
+        return ShellBackend(cmd, timeout=timeout, jobs=jobs, model=model)
+    if kind == "hf":
+        if not model_dir:
+            raise UsageError("the hf backend needs --model-dir DIR (a local Hugging Face model folder)")
+        return HFBackend(model_dir, max_new_tokens=max_tokens, device=device, seed=seed, model=model)
+    return RuleBackend(template=template, failures=parse_failures(failures), seed=seed, memory=memory, model=model)
+
+
+def with_cache(inner: Backend | None, cache_path: str | Path | None, *, model: str | None = None) -> CachedBackend:
+    """``inner`` behind the response cache at ``cache_path`` (replay when ``inner`` is None)."""
+    if inner is None:
+        return CachedBackend(None, ResponseCache(cache_path, must_exist=True), model=model)
+    return CachedBackend(inner, ResponseCache(cache_path))

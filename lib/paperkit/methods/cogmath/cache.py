@@ -35,14 +35,15 @@ def cache_key(model: str, settings: str, prompt: str) -> str:
 
 
 class ResponseCache:
-    def __init__(self, path: str | os.PathLike, *, must_exist: bool = False):
-        self.path = Path(path)
+    def __init__(self, path: str | os.PathLike | None, *, must_exist: bool = False):
+        """``path=None`` keeps the answers in memory only (nothing is written)."""
+        self.path = None if path is None else Path(path)
         self._rows: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._fh = None
         self.hits = 0
         self.added = 0
-        if self.path.exists():
+        if self.path is not None and self.path.exists():
             self._load()
         elif must_exist:
             raise InputError(f"{path}: no such cache file; replay needs the cache of an earlier run")
@@ -87,6 +88,8 @@ class ResponseCache:
                 return
             self._rows[key] = row
             self.added += 1
+            if self.path is None:
+                return
             if self._fh is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._fh = open(self.path, "a", encoding="utf-8")
@@ -109,6 +112,6 @@ class ResponseCache:
     def compact(self) -> None:
         """Rewrite the file atomically: one line per key, sorted (deterministic bytes)."""
         self.close()
-        if not self._rows:
+        if not self._rows or self.path is None:
             return
         io.write_jsonl(self.path, (self._rows[k] for k in sorted(self._rows)))
