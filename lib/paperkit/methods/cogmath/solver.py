@@ -210,6 +210,26 @@ def missing_inputs(prog: P.Program) -> list[tuple[int, int]]:
     return [s for s in prog.slots() if prog.get(s) is None]
 
 
+def depends_on_missing(prog: P.Program) -> bool:
+    """Whether the answer depends on the missing inputs: exact evaluation at two points proves it when the
+    values differ; otherwise sympy decides."""
+    missing = missing_inputs(prog)
+    if not missing:
+        return False
+    results = []
+    for fill_value in (Fraction(7), Fraction(13)):
+        p = prog
+        for slot in missing:
+            p = p.set(slot, fill_value)
+        try:
+            results.append(P.execute(p))
+        except ZeroDivisionError:
+            results.append(None)
+    if None not in results and results[0] != results[1]:
+        return True
+    return bool(symbolic_answer(prog).free_symbols)
+
+
 def symbolic_answer(prog: P.Program) -> Any:
     """The answer as a sympy expression, with every missing input a fresh symbol."""
     import sympy
@@ -226,21 +246,29 @@ def symbolic_answer(prog: P.Program) -> Any:
     if prog.redefinition is not None:
         w, _, val = prog.redefinition
         meanings[w] = sympy.Rational(val.numerator, val.denominator)
-    return sympy.nsimplify(P.execute(replace(out, redefinition=None), meanings))
+    return sympy.sympify(P.execute(replace(out, redefinition=None), meanings))
 
 
 def solve_backward(prog: P.Program, answer: Fraction) -> list[Fraction]:
-    """Solutions for ``x`` of ``answer(prog) == answer`` (sympy)."""
+    """Rational solutions for ``x`` of ``answer(prog) == answer``, exactly (sympy).
+
+    The answer is a rational function of ``x``; its numerator after clearing denominators is a
+    polynomial whose roots (that do not zero the denominator) are the solutions.
+    """
     import sympy
 
     x = sympy.Symbol("x")
-    expr = symbolic_answer(prog)
-    sols = sympy.solve(sympy.Eq(expr, sympy.Rational(answer.numerator, answer.denominator)), x)
-    out = []
-    for s in sols:
-        if s.is_Rational:
-            out.append(Fraction(int(s.p), int(s.q)))
-    return out
+    diff = sympy.together(symbolic_answer(prog) - sympy.Rational(answer.numerator, answer.denominator))
+    num, den = sympy.fraction(diff)
+    if x not in num.free_symbols:
+        return []
+    poly = sympy.Poly(num, x)
+    if poly.degree() == 1:
+        c1, c0 = poly.all_coeffs()
+        roots = [-c0 / c1]
+    else:
+        roots = [r for r in sympy.roots(poly) if r.is_Rational]
+    return [Fraction(int(r.p), int(r.q)) for r in roots if r.is_Rational and den.subs(x, r) != 0]
 
 
 # -------------------------------------------------------------------------------------------- solving
