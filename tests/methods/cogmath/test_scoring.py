@@ -83,7 +83,7 @@ def test_pass_rate_never_exceeds_accuracy(data):
             assert d["rpr"] is None
             continue
         # every mastered problem that has dimension k counts in RPR_k's numerator
-        assert d["rpr"] * len(base) >= sum(1 for p in mastered if int(k) in problems[p]) - 1e-9
+        assert d["rpr"] * len(base) >= sum(1 for p in mastered if int(k) in problems[p]) - 1e-5
 
 
 def test_score_row_statuses():
