@@ -17,17 +17,30 @@ WORDS = {"double": 2, "triple": 3, "half": Fraction(1, 2), "a third": Fraction(1
          "dozen": 12}
 
 
+def step(kind, v, a, word, words):
+    if kind == "init":
+        return a[0]
+    if kind == "gain":
+        return v + a[0]
+    if kind == "gain_groups":
+        return v + a[0] * a[1]
+    if kind == "lose":
+        return v - a[0]
+    if kind == "lose_pct":
+        return v * (100 - a[0]) / 100
+    if kind == "scale":
+        return v * words[word]
+    if kind == "lose_frac":
+        return v * (1 - words[word])
+    assert kind == "gain_dozen"
+    return v + a[0] * words["dozen"]
+
+
 def run(prog, words=WORDS):
     v = None
     values = []
     for s in prog.steps:
-        a = s.amounts
-        v = {
-            "init": lambda: a[0], "gain": lambda: v + a[0], "gain_groups": lambda: v + a[0] * a[1],
-            "lose": lambda: v - a[0], "lose_pct": lambda: v * (100 - a[0]) / 100,
-            "scale": lambda: v * words[s.word], "lose_frac": lambda: v * (1 - words[s.word]),
-            "gain_dozen": lambda: v + a[0] * words["dozen"],
-        }[s.kind]()
+        v = step(s.kind, v, s.amounts, s.word, words)
         values.append(v)
     if prog.intermediate is not None:
         return values[prog.intermediate]
