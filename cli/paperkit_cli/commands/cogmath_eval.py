@@ -111,7 +111,9 @@ def cli(**params: object) -> None:
     if params["backend"] == "replay":
         io.require_file(cache_path)
     inner = build_backend(params, template=prompts.solve, memory=memory)
-    run = runtime.start_run(run_dir, resume=params["resume"], force=params["force"])
+    # where the server is and how patiently it is called do not change answers: a run may resume elsewhere
+    run = runtime.start_run(run_dir, resume=params["resume"], force=params["force"],
+                            resume_free=("base_url", "api_key_env", "timeout", "retries", "cache"))
     backend = backends.with_cache(inner, cache_path, model=params["model"])
     n = len(evaluate.build_prompts(rows, prompts))
     try:

@@ -92,22 +92,29 @@ class Backend(abc.ABC):
                 if on_done:
                     on_done(i, out[i])
             return out  # type: ignore[return-value]
+        fatal: BaseException | None = None
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             futures = {pool.submit(self._one, p): i for i, p in enumerate(prompts)}
             pending = set(futures)
             while pending:
                 done, pending = wait(pending, return_when=FIRST_EXCEPTION)
                 for f in done:
+                    if f.cancelled():
+                        continue
                     exc = f.exception()
                     if exc is not None:
-                        for g in pending:
-                            g.cancel()
-                        pool.shutdown(wait=True, cancel_futures=True)
-                        raise exc
+                        if fatal is None:
+                            fatal = exc
+                            # stop sending; requests already in flight finish and are kept
+                            for g in pending:
+                                g.cancel()
+                        continue
                     i = futures[f]
                     out[i] = f.result()
                     if on_done:
                         on_done(i, out[i])
+        if fatal is not None:
+            raise fatal
         return out  # type: ignore[return-value]
 
     def close(self) -> None:
