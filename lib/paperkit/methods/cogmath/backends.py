@@ -384,9 +384,13 @@ class CachedBackend:
         self.kind = inner.kind if inner is not None else "replay"
         self.jobs = inner.jobs if inner is not None else 1
         self.misses = 0
+        self._keys: dict[str, str] = {}
 
     def key(self, prompt: str) -> str:
-        return cache_key(self.model, self.settings, prompt)
+        k = self._keys.get(prompt)
+        if k is None:
+            k = self._keys[prompt] = cache_key(self.model, self.settings, prompt)
+        return k
 
     def complete(self, prompts: Sequence[str], on_done: OnDone | None = None) -> list[Completion]:
         out: list[Completion | None] = [None] * len(prompts)

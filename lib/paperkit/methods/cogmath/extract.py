@@ -272,11 +272,23 @@ def _marker_segments(text: str, lower: str, marker: str) -> list[str]:
     return segments
 
 
-def extract_answer(text: str | None, config: ExtractConfig | None = None) -> Answer:
-    """The answer a response gives (see the module docstring for the rules)."""
+_DEFAULT_CONFIG: ExtractConfig | None = None
+
+
+def _default() -> ExtractConfig:
+    global _DEFAULT_CONFIG
+    if _DEFAULT_CONFIG is None:
+        _DEFAULT_CONFIG = ExtractConfig()
+    return _DEFAULT_CONFIG
+
+
+def extract_answer(text: str | None, config: ExtractConfig | None = None, *, fallback: str | None = None) -> Answer:
+    """The answer a response gives (see the module docstring for the rules); ``fallback`` overrides the
+    configured one."""
     if not text:
         return Answer()
-    cfg = config or ExtractConfig()
+    cfg = config or _default()
+    fallback = cfg.fallback if fallback is None else fallback
     lower = text.lower()
     for marker in cfg.markers:
         segs = _marker_segments(text, lower, marker)
@@ -289,12 +301,12 @@ def extract_answer(text: str | None, config: ExtractConfig | None = None) -> Ans
                 return ans
         # the marker is there but carries no number ("#### unsolvable"): no numeric answer
         return Answer(raw=ordered[0][1].strip())
-    if cfg.fallback == "none":
+    if fallback == "none":
         return Answer()
     nums = numbers_in(text)
     if not nums:
         return Answer()
-    return nums[-1] if cfg.fallback == "last" else nums[0]
+    return nums[-1] if fallback == "last" else nums[0]
 
 
 def _segment_answer(kind: str, seg: str) -> Answer:
@@ -317,16 +329,14 @@ def has_marked_answer(text: str | None, config: ExtractConfig | None = None) -> 
     """True when a marker in the response carries a number (a committed answer, not a refusal)."""
     if not text:
         return False
-    cfg = config or ExtractConfig()
-    return extract_answer(text, ExtractConfig(markers=cfg.markers, occurrence=cfg.occurrence, fallback="none",
-                                              refusals=cfg.refusals, rounding=cfg.rounding)).found
+    return extract_answer(text, config, fallback="none").found
 
 
 def is_refusal(text: str | None, config: ExtractConfig | None = None) -> bool:
     """The response declares the problem unsolvable (and commits to no marked numeric answer)."""
     if not text:
         return False
-    cfg = config or ExtractConfig()
+    cfg = config or _default()
     said = cfg._refusal_re.search(text.lower().replace("’", "'")) is not None
     return said and not has_marked_answer(text, cfg)
 
@@ -368,7 +378,7 @@ def equivalent(a: Answer, b: Answer, *, rounding: bool = True) -> bool:
 
 def answers_match(response: str | None, reference: str, config: ExtractConfig | None = None) -> tuple[bool, Answer]:
     """Whether ``response`` gives the ``reference`` answer; also returns what was extracted."""
-    cfg = config or ExtractConfig()
+    cfg = config or _default()
     got = extract_answer(response, cfg)
     ref = parse_answer(reference)
     if not ref.found:

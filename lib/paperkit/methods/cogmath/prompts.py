@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -21,6 +22,10 @@ TOP_KEYS = ("solve", "extraction", "score_judge", "agents")
 class Prompts:
     data: dict[str, Any]
 
+    @functools.cached_property
+    def _extraction(self) -> ExtractConfig:
+        return ExtractConfig.from_mapping(self.data.get("extraction"))
+
     @property
     def solve(self) -> str:
         return self.data["solve"]
@@ -31,7 +36,7 @@ class Prompts:
 
     @property
     def extraction(self) -> ExtractConfig:
-        return ExtractConfig.from_mapping(self.data.get("extraction"))
+        return self._extraction
 
     def agent(self, role: str, dim: int | None = None) -> str:
         agents = self.data["agents"]
@@ -44,9 +49,15 @@ class Prompts:
         return t
 
 
-def default_data() -> dict[str, Any]:
+@functools.cache
+def _shipped() -> dict[str, Any]:
     text = resources.files("paperkit.methods.cogmath").joinpath("prompts.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def default_data() -> dict[str, Any]:
+    """The shipped templates (a fresh copy)."""
+    return copy.deepcopy(_shipped())
 
 
 def _merge(base: dict, over: dict, where: str) -> dict:
