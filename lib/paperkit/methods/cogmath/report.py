@@ -68,7 +68,7 @@ def plot(path: str | os.PathLike, names: Sequence[str], summaries: Sequence[dict
     import numpy as np
 
     labels = ["Acc"] + [f"D{d.index}" for d in DIMENSIONS[1:]] + ["PR"]
-    fig, ax = io.new_figure(figsize=(max(7.0, 0.9 * len(labels) + 0.35 * len(names) * len(labels) / 3), 4.2))
+    fig, ax = io.new_figure(figsize=(min(14.0, max(7.0, 3.0 + 0.45 * len(names) * len(labels) / 3)), 4.6))
     x = np.arange(len(labels))
     width = 0.8 / max(1, len(names))
     for k, (n, s) in enumerate(zip(names, summaries, strict=True)):
@@ -80,5 +80,5 @@ def plot(path: str | os.PathLike, names: Sequence[str], summaries: Sequence[dict
     ax.set_ylim(0, 105)
     ax.set_ylabel("% (accuracy, relative pass rate, pass rate)")
     ax.set_title("CogMath: accuracy vs. per-dimension relative pass rate and mastery")
-    ax.legend(fontsize=8, ncol=min(4, len(names)), loc="lower left")
+    ax.legend(fontsize=8, ncol=min(7, len(names)), loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
     io.save_figure(fig, path)
