@@ -27,7 +27,6 @@ phrases such as "cannot be solved", "not enough information") and gives no marke
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -226,13 +225,9 @@ def latex_to_sympy(s: str) -> str | None:
                                                                           convert_xor), evaluate=True)
     except Exception:  # noqa: BLE001 - any parse failure means "not an answer we can read"
         return None
-    if expr.free_symbols - _allowed_symbols():
+    if expr.free_symbols:  # a variable is not an answer we can compare
         return None
     return str(expr)
-
-
-def _allowed_symbols() -> set:
-    return set()
 
 
 def _exact_if_rational(expr: str) -> Fraction | None:
@@ -384,15 +379,3 @@ def answers_match(response: str | None, reference: str, config: ExtractConfig | 
     if not ref.found:
         ref = extract_answer(reference, cfg)
     return equivalent(got, ref, rounding=cfg.rounding), got
-
-
-def first_number(values: Iterable[Answer]) -> Answer | None:
-    for v in values:
-        return v
-    return None
-
-
-def marker_list(value: str | Sequence[str]) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(m.strip() for m in value.split(",") if m.strip())
-    return tuple(value)

@@ -307,8 +307,6 @@ def render_step(step: Step, lex: Lexicon, *, index: int, words: bool = False) ->
     if step.word is not None:
         slots["word"] = step.word
     clause = _fill(clause_t, slots)
-    if step.kind == "lose_pct" and step.amounts[0] is None:
-        clause = clause.replace("some of the", "some of the")
     opening = _fill(OPENINGS[(step.variant + index) % 3], slots)
     return f"{opening} {clause}.", clause
 

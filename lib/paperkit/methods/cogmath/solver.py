@@ -296,7 +296,7 @@ def solve(text: str, failures: Iterable[str] = ()) -> str:
         try:
             parsed = parse_problem(bm.group("inner"))
         except Unreadable:
-            return _guess(text, fails) if "no_refusal" in fails else REFUSE_UNREADABLE
+            return _guess(text) if "no_refusal" in fails else REFUSE_UNREADABLE
         if stated.exact is None or missing_inputs(parsed.program):
             return REFUSE_MISSING
         sols = solve_backward(parsed.program, stated.exact)
@@ -308,7 +308,7 @@ def solve(text: str, failures: Iterable[str] = ()) -> str:
     try:
         parsed = parse_problem(text)
     except Unreadable:
-        return _guess(text, fails) if "no_refusal" in fails else REFUSE_UNREADABLE
+        return _guess(text) if "no_refusal" in fails else REFUSE_UNREADABLE
     prog = parsed.program
     if "literal" in fails:
         prog = replace(prog, redefinition=None)
@@ -336,7 +336,7 @@ def solve(text: str, failures: Iterable[str] = ()) -> str:
     return _answer_lines(prog, final)
 
 
-def _guess(text: str, fails: set[str]) -> str:
+def _guess(text: str) -> str:
     nums = numbers_in(text)
     guess = nums[-1].exact if nums else Fraction(0)
     return f"Taking the numbers as they come, my best guess is {format_number(guess)}.\n#### {format_number(guess)}"
