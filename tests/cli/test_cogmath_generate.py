@@ -53,3 +53,37 @@ def test_generate_real_executable_and_closed_pipe(pk_bin):
     assert r.exit_code == 0 and len(r.stdout.splitlines()) == 20 and r.stderr == ""
     r = pk_bin(None, "cogmath-generate", "--source", "synthetic:x")
     assert r.exit_code == 2 and r.stderr.startswith("paperkit cogmath-generate: error:")
+
+
+def test_generate_with_llm_agents_over_http(pk, tmp_path):
+    pytest.importorskip("openai")
+    from paperkit.methods.cogmath.testing import ChatServer
+
+    def agent(prompt, request):  # a scripted test double of an LLM agent, not a model
+        if "Action: Yes" in prompt:
+            return "Thought: fine.\nAction: Yes"
+        if prompt.startswith("Solve the following math problem step by step and finish"):
+            return "Working... #### 5"
+        if "Answer this question about the solution" in prompt:
+            return "Because that step gives 5."
+        return "Thought: rewrite.\nAction: A new problem about 5 apples."
+
+    src = tmp_path / "problems.jsonl"
+    src.write_text('{"id": "a", "question": "Tom has 2 apples and buys 3. How many?", "answer": "#### 5"}\n'
+                   '{"id": "b", "question": "What is 4 + 4?", "answer": "8"}\n')
+    out, cache = tmp_path / "inq.jsonl", tmp_path / "agents.jsonl"
+    with ChatServer(agent) as server:
+        r = pk("cogmath-generate", "--source", f"problems:{src}", "--agents", "llm", "--backend", "openai",
+               "--base-url", server.base_url, "--model", "agent", "--cache", cache, "-o", out)
+        assert r.exit_code == 0, r.stderr
+        n_calls = len(server.requests)
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 20 and all(x["judge"] == "accepted" for x in rows)
+    assert {x["reference"] for x in rows if x["dimension"] in (5, 6, 7, 8, 9)} == {"5"}
+    assert [x["reference"] for x in rows if x["dimension"] in (0, 1, 4)] == ["5", "5", "5", "8", "8", "8"]
+    # the agents' answers are cached: a rerun with replay makes the same file without a server
+    again = tmp_path / "again.jsonl"
+    r = pk("cogmath-generate", "--source", f"problems:{src}", "--agents", "llm", "--backend", "replay",
+           "--cache", cache, "-o", again)
+    assert r.exit_code == 0, r.stderr
+    assert again.read_bytes() == out.read_bytes() and n_calls == 2 * 8 * 2 + 2 * 5

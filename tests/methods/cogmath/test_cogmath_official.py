@@ -92,3 +92,26 @@ def test_example_layout_without_originals_is_refused(tmp_path):
     path.write_text(json.dumps({"X_0": {"Dimension 1": {"inquiry": "q"}}}))
     with pytest.raises(InputError, match="ori_question"):
         read_official(path)
+
+
+def test_llm_judge_grades_explanations():
+    problems, rows = read_official(FIXTURE)
+    prompts = load_prompts()
+    by = {(r["problem"], r["dimension"]): r for r in rows}
+    explain = [by[(p.id, 8)] for p in problems]
+    table = {r["inquiry"]: "Because of the earlier step." for r in rows}
+    table[explain[0]["inquiry"]] = "Because 24 - 6 leaves 18."
+
+    class Grader(Scripted):
+        def generate(self, prompt):
+            if prompt.startswith("You are grading"):
+                graded = prompt.split("Answer to grade:", 1)[1]
+                return "Thought: compare.\nAction: " + ("Yes" if "18" in graded else "No")
+            return super().generate(prompt)
+
+    backend = B.CachedBackend(Grader(table, prompts.solve), ResponseCache(None))
+    res = evaluate(rows, backend, prompts, judge="llm")
+    verdicts = {(s["problem"], s["dimension"]): s for s in res.scores}
+    assert verdicts[("TOY@0", 8)]["status"] == "judge_yes" and verdicts[("TOY@0", 8)]["pass"]
+    assert verdicts[("TOY@1", 8)]["status"] == "judge_no" and not verdicts[("TOY@1", 8)]["pass"]
+    assert "judge_response" in next(r for r in res.responses if r["dimension"] == 8)
