@@ -28,6 +28,93 @@ _paperkit_completion_setup() {
 
 _paperkit_completion_setup;
 
+_paperkit_cogmath_eval_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_COGMATH_EVAL_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_cogmath_eval_completion_setup() {
+    complete -o nosort -F _paperkit_cogmath_eval_completion paperkit-cogmath-eval
+}
+
+_paperkit_cogmath_eval_completion_setup;
+
+_paperkit_cogmath_generate_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_COGMATH_GENERATE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_cogmath_generate_completion_setup() {
+    complete -o nosort -F _paperkit_cogmath_generate_completion paperkit-cogmath-generate
+}
+
+_paperkit_cogmath_generate_completion_setup;
+
+_paperkit_cogmath_report_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_COGMATH_REPORT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_cogmath_report_completion_setup() {
+    complete -o nosort -F _paperkit_cogmath_report_completion paperkit-cogmath-report
+}
+
+_paperkit_cogmath_report_completion_setup;
+
 _paperkit_papers_completion() {
     local IFS=$'\n'
     local response

@@ -17,6 +17,60 @@ end;
 
 complete --no-files --command paperkit --arguments "(_paperkit_completion)";
 
+function _paperkit_cogmath_eval_completion;
+    set -l response (env _PAPERKIT_COGMATH_EVAL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-cogmath-eval);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-cogmath-eval --arguments "(_paperkit_cogmath_eval_completion)";
+
+function _paperkit_cogmath_generate_completion;
+    set -l response (env _PAPERKIT_COGMATH_GENERATE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-cogmath-generate);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-cogmath-generate --arguments "(_paperkit_cogmath_generate_completion)";
+
+function _paperkit_cogmath_report_completion;
+    set -l response (env _PAPERKIT_COGMATH_REPORT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-cogmath-report);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-cogmath-report --arguments "(_paperkit_cogmath_report_completion)";
+
 function _paperkit_papers_completion;
     set -l response (env _PAPERKIT_PAPERS_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-papers);
 

@@ -44,12 +44,18 @@ def parameters() -> dict[str, dict[str, Any]]:
     return resolved_parameters(_ctx())
 
 
-def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool = False) -> Any:
-    """Prepare ``run_dir`` (see :class:`paperkit.core.runs.RunDir`) with this invocation's parameters."""
+def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool = False,
+              resume_free: tuple[str, ...] = ()) -> Any:
+    """Prepare ``run_dir`` (see :class:`paperkit.core.runs.RunDir`) with this invocation's parameters.
+
+    ``resume_free`` names further parameters (Python names) that do not change results and may differ
+    when resuming, such as a server's address or a timeout; they are left out of ``config.yaml``.
+    """
     from paperkit.core.runs import RESUME_FREE, RunDir
 
+    free = RESUME_FREE | set(resume_free)
     config = {k.replace("-", "_"): v["value"] for k, v in parameters().items()
-              if k.replace("-", "_") not in RESUME_FREE}
+              if k.replace("-", "_") not in free}
     return RunDir(run_dir, force=force, resume=resume).prepare(config, command=_ctx().command.name or "")
 
 

@@ -1,0 +1,495 @@
+"""Backends that answer prompts: the model under test, and the LLM agents/judges.
+
+* ``openai`` — any OpenAI-compatible chat-completions endpoint (vLLM, llama.cpp server, Ollama, hosted
+  APIs) through the official ``openai`` client: base URL, model, API key read from an environment
+  variable, temperature 0, per-request timeout, the client's retries with exponential backoff, and
+  ``jobs`` concurrent requests.
+* ``shell``  — a program given as an argv list (never through a shell): the prompt on stdin, the
+  answer on stdout, a timeout; a non-zero exit is a failed item.
+* ``hf``     — a local Hugging Face causal LM directory (transformers), greedy decoding, batched.
+* ``rule``   — the template-aware rule solver (:mod:`.solver`) with switchable failure modes, plus the
+  memoriser; a reference model under test with known behaviour.
+* ``replay`` — answers only from the response cache (:mod:`.cache`); a prompt not cached is a failed item.
+
+Failures are of two kinds. A *per-item* failure (timeout, HTTP 5xx/429 after retries, HTTP 400, an
+empty or malformed reply, a non-zero exit) is recorded for that prompt and never counted as a pass;
+the run goes on. A *fatal* one (server unreachable, HTTP 401/403/404, program not found) stops the
+run with :class:`BackendFatal`; every answer already obtained is in the cache, so ``--resume``
+continues from there. Credentials never enter settings, cache keys, messages or logs.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import logging
+import re
+import shlex
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paperkit.core.errors import InputError, PaperkitError, UsageError
+from paperkit.methods.cogmath import solver
+from paperkit.methods.cogmath.cache import ResponseCache, cache_key
+
+log = logging.getLogger(__name__)
+
+
+class BackendFatal(PaperkitError):
+    """The backend cannot answer at all (unreachable, unauthorised, not found); the run stops (exit 1)."""
+
+
+class ItemError(Exception):
+    """One prompt failed; recorded for that item."""
+
+
+@dataclass
+class Completion:
+    text: str | None
+    error: str | None = None
+
+
+OnDone = Callable[[int, Completion], None]
+
+
+class Backend(abc.ABC):
+    """Answers prompts; subclasses implement :meth:`generate` (thread-safe) and may batch in :meth:`complete`."""
+
+    kind = "base"
+
+    def __init__(self, model: str, *, jobs: int = 1):
+        self.model = model
+        self.jobs = max(1, int(jobs))
+
+    @property
+    def settings(self) -> str:
+        """Generation parameters that change the output (part of the cache key)."""
+        return ""
+
+    @abc.abstractmethod
+    def generate(self, prompt: str) -> str:
+        """The answer to one prompt; raise ItemError for a failed item, BackendFatal to stop the run."""
+
+    def _one(self, prompt: str) -> Completion:
+        try:
+            text = self.generate(prompt)
+        except ItemError as e:
+            return Completion(None, str(e))
+        if text is None or not str(text).strip():
+            return Completion(None, "empty response")
+        return Completion(str(text))
+
+    def complete(self, prompts: Sequence[str], on_done: OnDone | None = None) -> list[Completion]:
+        out: list[Completion | None] = [None] * len(prompts)
+        if self.jobs == 1 or len(prompts) <= 1:
+            for i, p in enumerate(prompts):
+                out[i] = self._one(p)
+                if on_done:
+                    on_done(i, out[i])
+            return out  # type: ignore[return-value]
+        fatal: BaseException | None = None
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = {pool.submit(self._one, p): i for i, p in enumerate(prompts)}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                for f in done:
+                    if f.cancelled():
+                        continue
+                    exc = f.exception()
+                    if exc is not None:
+                        if fatal is None:
+                            fatal = exc
+                            # stop sending; requests already in flight finish and are kept
+                            for g in pending:
+                                g.cancel()
+                        continue
+                    i = futures[f]
+                    out[i] = f.result()
+                    if on_done:
+                        on_done(i, out[i])
+        if fatal is not None:
+            raise fatal
+        return out  # type: ignore[return-value]
+
+    def close(self) -> None:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------- openai
+class OpenAIBackend(Backend):
+    kind = "openai"
+
+    def __init__(self, model: str, *, base_url: str, api_key: str | None = None, timeout: float = 60.0,
+                 retries: int = 2, temperature: float = 0.0, max_tokens: int = 1024, seed: int | None = None,
+                 system: str | None = None, jobs: int = 1):
+        super().__init__(model, jobs=jobs)
+        try:
+            import openai
+        except ImportError as e:  # pragma: no cover - depends on the installation
+            raise UsageError("the openai backend needs the 'openai' package: pip install 'paperkit[llm]'") from e
+        if not model:
+            raise UsageError("the openai backend needs --model NAME (the model the server serves)")
+        self._openai = openai
+        self.base_url = base_url
+        self.temperature, self.max_tokens, self.seed, self.system = temperature, max_tokens, seed, system
+        # Local servers need no key; the client insists on one, so a placeholder is sent.
+        self.client = openai.OpenAI(base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout,
+                                    max_retries=retries)
+
+    @property
+    def settings(self) -> str:
+        parts = [f"temperature={self.temperature!r}", f"max_tokens={self.max_tokens}"]
+        if self.seed is not None:
+            parts.append(f"seed={self.seed}")
+        if self.system:
+            parts.append("system=" + hashlib.sha256(self.system.encode()).hexdigest()[:16])
+        return " ".join(parts)
+
+    def generate(self, prompt: str) -> str:
+        oa = self._openai
+        messages = ([{"role": "system", "content": self.system}] if self.system else []) + [
+            {"role": "user", "content": prompt}]
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature,
+                                  "max_tokens": self.max_tokens}
+        if self.seed is not None:
+            kwargs["seed"] = self.seed
+        try:
+            r = self.client.chat.completions.create(**kwargs)
+        except oa.APITimeoutError as e:
+            raise ItemError("request timed out") from e
+        except oa.APIConnectionError as e:
+            raise BackendFatal(f"cannot reach the server at {self.base_url} ({_first_line(e)}); is it running?") from e
+        except (oa.AuthenticationError, oa.PermissionDeniedError) as e:
+            raise BackendFatal(f"HTTP {e.status_code} from {self.base_url}: not authorised ({_first_line(e)}); "
+                               "pass the key's variable with --api-key-env") from e
+        except oa.NotFoundError as e:
+            raise BackendFatal(f"HTTP 404 from {self.base_url}: model {self.model!r} or the chat endpoint was not "
+                               f"found ({_first_line(e)})") from e
+        except oa.APIStatusError as e:
+            raise ItemError(f"HTTP {e.status_code}: {_first_line(e)}") from e
+        except (oa.APIError, ValueError, TypeError, KeyError) as e:
+            raise ItemError(f"malformed response: {_first_line(e)}") from e
+        try:
+            content = r.choices[0].message.content
+        except (AttributeError, IndexError, TypeError):
+            content = None
+        if not isinstance(content, str):
+            raise ItemError("malformed response: no message content")
+        return content
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _first_line(e: BaseException) -> str:
+    s = str(e).strip().splitlines()
+    return (s[0] if s else type(e).__name__)[:200]
+
+
+# ----------------------------------------------------------------------------------------------- shell
+class ShellBackend(Backend):
+    kind = "shell"
+
+    def __init__(self, command: str | Sequence[str], *, timeout: float = 60.0, jobs: int = 1, model: str | None = None):
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise UsageError("the shell backend needs --cmd 'PROGRAM ARGS...'")
+        self.argv = argv
+        self.timeout = timeout
+        super().__init__(model or "shell:" + shlex.join(argv), jobs=jobs)
+
+    def generate(self, prompt: str) -> str:
+        try:
+            p = subprocess.run(self.argv, input=prompt, capture_output=True, text=True, timeout=self.timeout,
+                               check=False)
+        except FileNotFoundError as e:
+            raise BackendFatal(f"--cmd: program {self.argv[0]!r} not found") from e
+        except PermissionError as e:
+            raise BackendFatal(f"--cmd: program {self.argv[0]!r} is not executable") from e
+        except subprocess.TimeoutExpired as e:
+            raise ItemError(f"timed out after {self.timeout:g}s") from e
+        if p.returncode != 0:
+            tail = " ".join((p.stderr or "").split())[-200:]
+            raise ItemError(f"exit status {p.returncode}" + (f": {tail}" if tail else ""))
+        return p.stdout.strip()
+
+
+# -------------------------------------------------------------------------------------------------- hf
+class HFBackend(Backend):
+    kind = "hf"
+
+    def __init__(self, model_dir: str, *, max_new_tokens: int = 256, batch_size: int = 8, device: str = "auto",
+                 seed: int = 0, model: str | None = None):
+        path = Path(model_dir)
+        if not path.is_dir():
+            raise InputError(f"{model_dir}: no such model directory; expected a local Hugging Face model folder")
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as e:  # pragma: no cover
+            raise UsageError("the hf backend needs transformers: pip install 'paperkit[hf]'") from e
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        try:
+            self.tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self.lm = AutoModelForCausalLM.from_pretrained(path, local_files_only=True).to(device).eval()
+        except (OSError, ValueError) as e:
+            raise InputError(f"{model_dir}: cannot load a causal LM and tokenizer ({_first_line(e)})") from e
+        if self.tok.pad_token is None:
+            self.tok.pad_token = self.tok.eos_token if self.tok.eos_token is not None else self.tok.unk_token
+        self.tok.padding_side = "left"
+        self.device, self.max_new_tokens, self.batch_size, self.seed = device, max_new_tokens, max(1, batch_size), seed
+        self._torch = torch
+        self._lock = threading.Lock()
+        super().__init__(model or "hf:" + path.resolve().name, jobs=1)
+
+    @property
+    def settings(self) -> str:
+        return f"greedy max_new_tokens={self.max_new_tokens}"
+
+    def _format(self, prompt: str) -> str:
+        if getattr(self.tok, "chat_template", None):
+            return self.tok.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
+                                                add_generation_prompt=True)
+        return prompt
+
+    def complete(self, prompts: Sequence[str], on_done: OnDone | None = None) -> list[Completion]:
+        torch = self._torch
+        out: list[Completion] = []
+        with self._lock:
+            for start in range(0, len(prompts), self.batch_size):
+                chunk = [self._format(p) for p in prompts[start:start + self.batch_size]]
+                try:
+                    enc = self.tok(chunk, return_tensors="pt", padding=True).to(self.device)
+                    torch.manual_seed(self.seed)
+                    with torch.no_grad():
+                        gen = self.lm.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False,
+                                               pad_token_id=self.tok.pad_token_id)
+                    texts = self.tok.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+                    results = [Completion(t) if t.strip() else Completion(None, "empty response") for t in texts]
+                except (RuntimeError, ValueError) as e:
+                    results = [Completion(None, f"generation failed: {_first_line(e)}")] * len(chunk)
+                for j, c in enumerate(results):
+                    out.append(c)
+                    if on_done:
+                        on_done(start + j, c)
+        return out
+
+    def generate(self, prompt: str) -> str:
+        c = self.complete([prompt])[0]
+        if c.text is None:
+            raise ItemError(c.error or "generation failed")
+        return c.text
+
+
+# ------------------------------------------------------------------------------------------------ rule
+def parse_failures(spec: str | None) -> dict[str, float]:
+    """``"distracted:0.5,literal"`` → ``{"distracted": 0.5, "literal": 1.0}``."""
+    out: dict[str, float] = {}
+    for part in (spec or "").split(","):
+        part = part.strip()
+        if not part or part == "none":
+            continue
+        name, _, rate = part.partition(":")
+        name = name.strip().replace("-", "_")
+        if name not in solver.FAILURE_MODES + ("memorise",):
+            raise UsageError(f"--failures: unknown mode {name!r}; expected some of "
+                             f"{', '.join(solver.FAILURE_MODES + ('memorise',))} (each optionally ':RATE')")
+        try:
+            r = float(rate) if rate else 1.0
+        except ValueError:
+            raise UsageError(f"--failures: rate {rate!r} of {name!r} is not a number") from None
+        if not 0.0 <= r <= 1.0:
+            raise UsageError(f"--failures: rate {r} of {name!r} is outside [0, 1]")
+        out[name] = r
+    return out
+
+
+_WORD = re.compile(r"[a-z0-9$%.,']+")
+
+
+def _tokens(text: str) -> frozenset[str]:
+    return frozenset(t.strip(".,?!'\"") for t in _WORD.findall(text.lower()))
+
+
+class RuleBackend(Backend):
+    """The rule solver as a model under test; ``failures`` maps a failure mode to the share of prompts
+    (chosen by a seeded hash of the prompt) on which it is active."""
+
+    kind = "rule"
+
+    def __init__(self, *, template: str = "{inquiry}", failures: dict[str, float] | None = None, seed: int = 0,
+                 memory: Sequence[tuple[str, str]] = (), similarity: float = 0.5, model: str | None = None):
+        self.failures = dict(failures or {})
+        if "memorise" in self.failures and not memory:
+            raise UsageError("the memorise failure mode needs the original problems (dimension-0 rows)")
+        self.seed = seed
+        self.prefix, _, self.suffix = template.partition("{inquiry}")
+        self.memory = [(_tokens(q), a) for q, a in memory]
+        self.similarity = similarity
+        spec = ",".join(f"{k}:{v:g}" if v < 1 else k for k, v in sorted(self.failures.items()))
+        super().__init__(model or ("rule" + (f"[{spec}]" if spec else "")), jobs=1)
+
+    @property
+    def settings(self) -> str:
+        return f"seed={self.seed}" if any(0 < r < 1 for r in self.failures.values()) else ""
+
+    def _active(self, mode: str, text: str) -> bool:
+        rate = self.failures.get(mode, 0.0)
+        if rate >= 1.0:
+            return True
+        if rate <= 0.0:
+            return False
+        h = hashlib.sha256(f"{self.seed}\x00{mode}\x00{text}".encode()).digest()
+        return int.from_bytes(h[:8], "little") / 2**64 < rate
+
+    def inquiry_of(self, prompt: str) -> str:
+        if prompt.startswith(self.prefix) and prompt.endswith(self.suffix):
+            return prompt[len(self.prefix):len(prompt) - len(self.suffix)] if self.suffix else prompt[len(self.prefix):]
+        return prompt
+
+    def generate(self, prompt: str) -> str:
+        text = self.inquiry_of(prompt)
+        if self._active("memorise", text):
+            toks = _tokens(text)
+            best, answer = 0.0, None
+            for mem, a in self.memory:
+                sim = len(toks & mem) / max(1, len(toks | mem))
+                if sim > best:
+                    best, answer = sim, a
+            if answer is not None and best >= self.similarity:
+                return f"I have seen this one. #### {answer}"
+            return "I do not recognise this problem, so I cannot say."
+        modes = [m for m in solver.FAILURE_MODES if self._active(m, text)]
+        return solver.solve(text, modes)
+
+
+# ------------------------------------------------------------------------------------- cache + replay
+class CachedBackend:
+    """Serves cached answers and sends only the misses to ``inner`` (None = replay: misses fail)."""
+
+    def __init__(self, inner: Backend | None, cache: ResponseCache, *, model: str | None = None,
+                 settings: str | None = None):
+        self.inner, self.cache = inner, cache
+        if inner is not None:
+            self.model, self.settings = inner.model, inner.settings
+        else:
+            self.model, self.settings = _replay_identity(cache, model, settings)
+        self.kind = inner.kind if inner is not None else "replay"
+        self.jobs = inner.jobs if inner is not None else 1
+        self.misses = 0
+        self._keys: dict[str, str] = {}
+
+    def key(self, prompt: str) -> str:
+        k = self._keys.get(prompt)
+        if k is None:
+            k = self._keys[prompt] = cache_key(self.model, self.settings, prompt)
+        return k
+
+    def complete(self, prompts: Sequence[str], on_done: OnDone | None = None) -> list[Completion]:
+        out: list[Completion | None] = [None] * len(prompts)
+        todo: list[int] = []
+        for i, p in enumerate(prompts):
+            hit = self.cache.get(self.key(p))
+            if hit is not None:
+                out[i] = Completion(hit)
+                if on_done:
+                    on_done(i, out[i])
+            else:
+                todo.append(i)
+        self.misses += len(todo)
+        if not todo:
+            return out  # type: ignore[return-value]
+        if self.inner is None:
+            for i in todo:
+                out[i] = Completion(None, "replay: no cached response for this prompt")
+                if on_done:
+                    on_done(i, out[i])
+            return out  # type: ignore[return-value]
+
+        def done(j: int, c: Completion) -> None:
+            i = todo[j]
+            if c.text is not None:
+                self.cache.put(self.key(prompts[i]), self.model, self.settings, prompts[i], c.text)
+            out[i] = c
+            if on_done:
+                on_done(i, c)
+
+        try:
+            self.inner.complete([prompts[i] for i in todo], on_done=done)
+        finally:
+            self.cache.sync()
+        return out  # type: ignore[return-value]
+
+    def close(self) -> None:
+        if self.inner is not None:
+            self.inner.close()
+
+
+def _replay_identity(cache: ResponseCache, model: str | None, settings: str | None) -> tuple[str, str]:
+    pairs = cache.models()
+    if model is not None:
+        pairs = [p for p in pairs if p[0] == model]
+    if settings is not None:
+        pairs = [p for p in pairs if p[1] == settings]
+    if len(pairs) == 1:
+        return pairs[0]
+    shown = "; ".join(f"{m!r} ({s or 'no settings'})" for m, s in cache.models()) or "none"
+    if not pairs:
+        raise UsageError(f"{cache.path}: holds no responses for model {model!r}; it holds: {shown}")
+    raise UsageError(f"{cache.path}: holds several models/settings ({shown}); choose one with --model")
+
+
+# --------------------------------------------------------------------------------------------- factory
+BACKENDS = ("openai", "shell", "hf", "rule", "replay")
+
+
+def make_backend(kind: str, *, model: str | None = None, base_url: str | None = None,
+                 api_key_env: str | None = None, cmd: str | None = None, model_dir: str | None = None,
+                 timeout: float = 60.0, retries: int = 2, max_tokens: int = 1024, temperature: float = 0.0,
+                 jobs: int = 1, failures: str | None = None, seed: int = 0, template: str = "{inquiry}",
+                 memory: Sequence[tuple[str, str]] = (), device: str = "auto") -> Backend | None:
+    """A backend by name (None for ``replay``, which answers from the cache alone); wrap it with
+    :func:`with_cache`.
+
+    ``api_key_env`` names the environment variable holding the API key (the key itself is never put in
+    settings, logs or files); a named variable that is unset or empty is a usage error.
+    """
+    import os
+
+    if kind not in BACKENDS:
+        raise UsageError(f"--backend {kind!r} is unknown; expected one of {', '.join(BACKENDS)}")
+    if kind == "replay":
+        return None
+    if kind == "openai":
+        key = None
+        if api_key_env:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise UsageError(f"--api-key-env: environment variable {api_key_env} is not set or empty")
+        if not base_url:
+            raise UsageError("the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1)")
+        return OpenAIBackend(model or "", base_url=base_url, api_key=key, timeout=timeout, retries=retries,
+                             temperature=temperature, max_tokens=max_tokens, jobs=jobs)
+    if kind == "shell":
+        if not cmd:
+            raise UsageError("the shell backend needs --cmd 'PROGRAM ARGS...'")
+        return ShellBackend(cmd, timeout=timeout, jobs=jobs, model=model)
+    if kind == "hf":
+        if not model_dir:
+            raise UsageError("the hf backend needs --model-dir DIR (a local Hugging Face model folder)")
+        return HFBackend(model_dir, max_new_tokens=max_tokens, device=device, seed=seed, model=model)
+    return RuleBackend(template=template, failures=parse_failures(failures), seed=seed, memory=memory, model=model)
+
+
+def with_cache(inner: Backend | None, cache_path: str | Path | None, *, model: str | None = None) -> CachedBackend:
+    """``inner`` behind the response cache at ``cache_path`` (replay when ``inner`` is None)."""
+    if inner is None:
+        return CachedBackend(None, ResponseCache(cache_path, must_exist=True), model=model)
+    return CachedBackend(inner, ResponseCache(cache_path))

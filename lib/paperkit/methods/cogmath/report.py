@@ -1,0 +1,84 @@
+"""Tables and the per-dimension plot of one or more evaluation runs (their ``summary.json``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from paperkit.core import io
+from paperkit.core.errors import InputError
+from paperkit.methods.cogmath.dimensions import DIMENSIONS, STAGES
+
+SUMMARY_KEYS = ("n_problems", "accuracy", "pass_rate", "overestimation", "dimensions", "stages")
+
+
+def load_summary(run: str | os.PathLike) -> dict[str, Any]:
+    p = Path(run)
+    path = p / "summary.json" if p.is_dir() else p
+    if not path.exists():
+        raise InputError(f"{run}: no summary.json; expected a cogmath-eval run directory or its summary.json")
+    data = io.read_json(path)
+    if not isinstance(data, dict) or any(k not in data for k in SUMMARY_KEYS):
+        raise InputError(f"{path}: not a cogmath-eval summary (needs {', '.join(SUMMARY_KEYS)})")
+    return data
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def table_rows(names: Sequence[str], summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per metric (accuracy, RPR per dimension and stage, PR, overestimation), one column per run."""
+    rows = [{"metric": "problems", **{n: s["n_problems"] for n, s in zip(names, summaries, strict=True)}},
+            {"metric": "accuracy (original)", **{n: s["accuracy"] for n, s in zip(names, summaries, strict=True)}}]
+    for d in DIMENSIONS[1:]:
+        rows.append({"metric": f"RPR D{d.index} {d.title}",
+                     **{n: s["dimensions"][str(d.index)]["rpr"] for n, s in zip(names, summaries, strict=True)}})
+    for k, title in STAGES.items():
+        rows.append({"metric": f"RPR stage {k} ({title})",
+                     **{n: s["stages"][str(k)]["rpr"] for n, s in zip(names, summaries, strict=True)}})
+    rows.append({"metric": "pass rate (mastery)", **{n: s["pass_rate"] for n, s in zip(names, summaries, strict=True)}})
+    rows.append({"metric": "overestimation (acc - PR)",
+                 **{n: s["overestimation"] for n, s in zip(names, summaries, strict=True)}})
+    rows.append({"metric": "failed calls", **{n: s.get("n_errors", 0) for n, s in zip(names, summaries, strict=True)}})
+    return rows
+
+
+def render_text(rows: Sequence[dict[str, Any]], names: Sequence[str], *, markdown: bool = False) -> str:
+    def cell(v: Any) -> str:
+        return _pct(v) if isinstance(v, float) or v is None else str(v)
+
+    header = ["metric"] + list(names)
+    body = [[r["metric"]] + [cell(r[n]) for n in names] for r in rows]
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        lines += ["| " + " | ".join(b) + " |" for b in body]
+        return "\n".join(lines) + "\n"
+    widths = [max(len(x[i]) for x in [header] + body) for i in range(len(header))]
+    fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
+                                  for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+    return "\n".join([fmt(header)] + [fmt(b) for b in body]) + "\n(rates in %; RPR = relative pass rate among problems " \
+        "whose original was solved)\n"
+
+
+def plot(path: str | os.PathLike, names: Sequence[str], summaries: Sequence[dict[str, Any]]) -> None:
+    """Grouped bars: accuracy, RPR of each dimension, pass rate — one colour per run."""
+    import numpy as np
+
+    labels = ["Acc"] + [f"D{d.index}" for d in DIMENSIONS[1:]] + ["PR"]
+    fig, ax = io.new_figure(figsize=(min(14.0, max(7.0, 3.0 + 0.45 * len(names) * len(labels) / 3)), 4.6))
+    x = np.arange(len(labels))
+    width = 0.8 / max(1, len(names))
+    for k, (n, s) in enumerate(zip(names, summaries, strict=True)):
+        vals = [s["accuracy"]] + [s["dimensions"][str(d.index)]["rpr"] for d in DIMENSIONS[1:]] + [s["pass_rate"]]
+        ax.bar(x - 0.4 + width * (k + 0.5), [100 * (v or 0.0) for v in vals], width, label=n)
+    for b in (9.5, 0.5, 4.5, 7.5):
+        ax.axvline(b, color="0.85", lw=0.8, zorder=0)
+    ax.set_xticks(x, labels)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("% (accuracy, relative pass rate, pass rate)")
+    ax.set_title("CogMath: accuracy vs. per-dimension relative pass rate and mastery")
+    ax.legend(fontsize=8, ncol=min(7, len(names)), loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
+    io.save_figure(fig, path)

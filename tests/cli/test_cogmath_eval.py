@@ -1,0 +1,141 @@
+"""cogmath-eval through the real entry point (report is exercised on its runs too)."""
+
+import json
+import stat
+
+import pytest
+from cogmath_helpers import one_line_error, summary_line
+
+
+@pytest.fixture(scope="module")
+def inquiries(tmp_path_factory):
+    from paperkit.methods.cogmath.sources import write_inquiries
+    from paperkit.methods.cogmath.synthetic import generate
+
+    path = tmp_path_factory.mktemp("inq") / "inq.jsonl"
+    write_inquiries(path, generate(8, seed=3)[1])
+    return path
+
+
+def test_eval_rule_replay_and_report(pk, inquiries, tmp_path):
+    live, again = tmp_path / "live", tmp_path / "again"
+    r = pk("cogmath-eval", "--inquiries", inquiries, "--failures", "memorise", "--run-dir", live)
+    assert r.exit_code == 0, r.stderr
+    line = summary_line(r)
+    assert line["accuracy"] == 1.0 and line["pass_rate"] == 0.0 and line["called"] == 80
+    assert {p.name for p in live.iterdir()} == {"cache.jsonl", "config.yaml", "manifest.json", "responses.jsonl",
+                                                "scores.csv", "summary.json"}
+    assert (live / "scores.csv").read_text().splitlines()[0] == "problem,dimension,pass,status,extracted"
+    r = pk("cogmath-eval", "--inquiries", inquiries, "--backend", "replay", "--cache", live / "cache.jsonl",
+           "--run-dir", again)
+    assert r.exit_code == 0, r.stderr
+    assert summary_line(r)["called"] == 0 and summary_line(r)["cached"] == 80
+    for name in ("summary.json", "responses.jsonl", "scores.csv"):
+        assert (live / name).read_bytes() == (again / name).read_bytes(), name
+    # a finished run is not overwritten
+    line = one_line_error(pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", live), 1)
+    assert "finished run" in line
+    perfect = tmp_path / "perfect"
+    assert pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", perfect).exit_code == 0
+    png = tmp_path / "dims.png"
+    r = pk("cogmath-report", perfect, live, "--names", "perfect,memoriser", "--plot", png)
+    assert r.exit_code == 0, r.stderr
+    assert "RPR D9 Backward Reasoning" in r.stdout and "memoriser" in r.stdout.splitlines()[0]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = pk("cogmath-report", perfect, live, "--format", "csv")
+    assert r.stdout.splitlines()[0] == "metric,perfect,live" and "pass rate (mastery),1.0,0.0" in r.stdout
+    assert "| metric |" in pk("cogmath-report", perfect, "--format", "markdown").stdout
+
+
+def test_eval_openai_over_loopback_with_key_and_resume(pk, inquiries, tmp_path):
+    pytest.importorskip("openai")
+    from paperkit.methods.cogmath.testing import ChatServer
+
+    secret = "sk-cli-91b7c0ffee"
+    run = tmp_path / "run"
+    args = ["cogmath-eval", "--inquiries", inquiries, "--backend", "openai", "--model", "stub", "--api-key-env",
+            "COGMATH_KEY", "--jobs", "4", "--retries", "0", "--run-dir", run]
+    # the server stops authorising after 30 requests: the run stops, keeping what it obtained
+    with ChatServer(api_key=secret, status=lambda n, body: 401 if n >= 30 else None) as server:
+        r = pk(*args, "--base-url", server.base_url, env={"COGMATH_KEY": secret})
+    line = one_line_error(r, 1)
+    assert "401" in line and secret not in line
+    assert not (run / "manifest.json").exists()
+    kept = len((run / "cache.jsonl").read_text().splitlines())
+    assert kept == 30  # every answer obtained before the failure, including those in flight
+    with ChatServer(api_key=secret) as server:
+        r = pk(*args, "--base-url", server.base_url, "--resume", env={"COGMATH_KEY": secret})
+        assert r.exit_code == 0, r.stderr
+        assert len(server.requests) == 80 - kept
+    line = summary_line(r)
+    assert line["cached"] == kept and line["pass_rate"] == 1.0
+    for f in run.iterdir():
+        assert secret not in f.read_text(), f.name
+    assert secret not in r.stderr
+
+
+def test_eval_shell_backend_and_failed_items(pk, inquiries, tmp_path, caplog):
+    ok = tmp_path / "ok.sh"
+    ok.write_text("#!/bin/sh\ncat > /dev/null\necho 'The problem cannot be solved.'\n")
+    bad = tmp_path / "bad.sh"
+    bad.write_text("#!/bin/sh\ncat > /dev/null\necho 'model crashed' >&2\nexit 2\n")
+    for p in (ok, bad):
+        p.chmod(p.stat().st_mode | stat.S_IXUSR)
+    r = pk("cogmath-eval", "--inquiries", inquiries, "--backend", "shell", "--cmd", str(ok), "--run-dir",
+           tmp_path / "ok")
+    assert r.exit_code == 0, r.stderr
+    s = json.loads((tmp_path / "ok" / "summary.json").read_text())
+    assert s["accuracy"] == 0.0 and s["dimensions"]["2"]["pass_rate"] == 1.0 and s["dimensions"]["3"]["pass_rate"] == 1.0
+    r = pk("cogmath-eval", "--inquiries", inquiries, "--backend", "shell", "--cmd", str(bad), "--run-dir",
+           tmp_path / "bad")
+    assert r.exit_code == 0 and "80 of 80 calls failed" in caplog.text
+    assert summary_line(r)["n_errors"] == 80
+    scores = (tmp_path / "bad" / "scores.csv").read_text().splitlines()[1:]
+    assert all(",0,error," in x for x in scores)
+    assert not (tmp_path / "bad" / "cache.jsonl").exists()  # nothing obtained, nothing cached
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("make, extra, code, match", [
+    (lambda t: t / "missing.jsonl", [], 3, "no such file"),
+    (lambda t: write(t, "bad.jsonl", '{"problem": "a", "dimension": 0}\n'), [], 3, "lacks field"),
+    (lambda t: write(t, "bad.jsonl", "not json\n"), [], 3, "not valid JSON"),
+    (lambda t: write(t, "bad.jsonl", '{"problem": "a", "dimension": 12, "inquiry": "q", "expected": "answer", '
+                     '"reference": "1"}\n'), [], 3, "dimension"),
+    (lambda t: write(t, "bad.jsonl", '{"problem": "a", "dimension": 1, "inquiry": "q", "expected": "answer", '
+                     '"reference": "1"}\n'), [], 3, "no dimension-0"),
+    (None, ["--backend", "openai", "--api-key-env", "COGMATH_UNSET_VAR"], 2, "COGMATH_UNSET_VAR"),
+    (None, ["--backend", "replay", "--cache", "/no/such/cache.jsonl"], 3, "no such file"),
+    (None, ["--failures", "sleepy"], 2, "unknown mode"),
+    (None, ["--failures", "literal:2"], 2, "outside"),
+    (None, ["--backend", "shell"], 2, "--cmd"),
+    (None, ["--backend", "hf", "--model-dir", "/no/such/model"], 3, "no such model directory"),
+    (None, ["--prompts", "PROMPTS"], 2, "unknown key"),
+])
+def test_eval_bad_input_writes_nothing(pk, inquiries, tmp_path, make, extra, code, match):
+    src = make(tmp_path) if make else inquiries
+    extra = [str(write(tmp_path, "p.yaml", "colour: red\n")) if x == "PROMPTS" else x for x in extra]
+    run = tmp_path / "run"
+    line = one_line_error(pk("cogmath-eval", "--inquiries", src, *extra, "--run-dir", run), code)
+    assert match in line
+    assert not run.exists()
+
+
+def test_eval_unreachable_server(pk, inquiries, tmp_path):
+    pytest.importorskip("openai")
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    r = pk("cogmath-eval", "--inquiries", inquiries, "--backend", "openai", "--model", "m", "--retries", "0",
+           "--base-url", f"http://127.0.0.1:{port}/v1", "--run-dir", tmp_path / "run")
+    assert "cannot reach" in one_line_error(r, 1)
+
+

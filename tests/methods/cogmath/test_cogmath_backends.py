@@ -1,0 +1,232 @@
+"""Backends: openai against a loopback chat-completions server, shell against a tiny script, hf with a
+tiny random model, the cache and replay (spec check 5), and failure handling.
+
+The loopback server (paperkit.methods.cogmath.testing.ChatServer) is a test double of the HTTP path,
+not a model: its replies come from the rule solver. The real openai client talks to it over TCP.
+"""
+
+import json
+import os
+import socket
+import stat
+import time
+
+import pytest
+
+from paperkit.core.errors import UsageError
+from paperkit.methods.cogmath import backends as B
+from paperkit.methods.cogmath.cache import ResponseCache, cache_key
+from paperkit.methods.cogmath.evaluate import evaluate
+from paperkit.methods.cogmath.prompts import load_prompts
+from paperkit.methods.cogmath.synthetic import generate
+from paperkit.methods.cogmath.testing import ChatServer
+
+pytest.importorskip("openai")
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return generate(6, seed=5)[1]
+
+
+def openai_backend(url, cache=None, **kw):
+    kw.setdefault("retries", 0)
+    inner = B.OpenAIBackend("stub-model", base_url=url, **kw)
+    return B.CachedBackend(inner, ResponseCache(cache))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_openai_backend_end_to_end_and_replay(rows, tmp_path):
+    prompts = load_prompts()
+    cache = tmp_path / "cache.jsonl"
+    with ChatServer() as server:
+        live = evaluate(rows, openai_backend(server.base_url, cache, jobs=4), prompts)
+        assert len(server.requests) == 60
+        body = server.requests[0]["body"]
+        assert body["model"] == "stub-model" and body["temperature"] == 0.0
+        assert body["messages"][-1]["role"] == "user" and "Problem:" in body["messages"][-1]["content"]
+    assert live.summary["pass_rate"] == 1.0 and live.summary["n_errors"] == 0
+    replay = evaluate(rows, B.CachedBackend(None, ResponseCache(cache, must_exist=True)), prompts)
+    assert json.dumps(replay.summary) == json.dumps(live.summary)
+    assert replay.responses == live.responses
+
+
+def test_openai_concurrency(tmp_path):
+    prompts = [f"Problem: {i}" for i in range(16)]
+    with ChatServer(lambda p, r: "#### 1", latency=0.25) as server:
+        t0 = time.perf_counter()
+        out = openai_backend(server.base_url, jobs=8).complete(prompts)
+        wall = time.perf_counter() - t0
+    assert all(c.text == "#### 1" for c in out)
+    assert wall < 16 * 0.25 / 2.5, wall  # serial would take 4 s
+
+
+def test_unreachable_server_is_fatal():
+    b = openai_backend(f"http://127.0.0.1:{free_port()}/v1", timeout=2)
+    with pytest.raises(B.BackendFatal, match="cannot reach"):
+        b.complete(["Problem: 1"])
+
+
+def test_http_errors_are_per_item_and_not_cached(tmp_path):
+    cache = tmp_path / "c.jsonl"
+    with ChatServer(lambda p, r: "#### 3", status=lambda n, body: 500 if n % 3 == 0 else None) as server:
+        b = openai_backend(server.base_url, cache)
+        out = b.complete([f"Problem: {i}" for i in range(6)])
+    errors = [c for c in out if c.error]
+    assert len(errors) == 2 and all("HTTP 500" in c.error for c in errors)
+    b.cache.compact()
+    assert len(ResponseCache(cache)) == 4  # every answer obtained is kept; failures are retried next time
+
+
+def test_http_400_is_per_item_but_404_and_401_are_fatal():
+    with ChatServer(status=lambda n, body: 400) as server:
+        assert "HTTP 400" in openai_backend(server.base_url).complete(["x"])[0].error
+    with ChatServer(status=lambda n, body: 404) as server:
+        with pytest.raises(B.BackendFatal, match="404"):
+            openai_backend(server.base_url).complete(["x"])
+    with ChatServer(api_key="sk-right") as server:
+        with pytest.raises(B.BackendFatal, match="401"):
+            openai_backend(server.base_url, api_key="sk-wrong").complete(["x"])
+
+
+def test_timeout_and_malformed_output_are_per_item():
+    with ChatServer(lambda p, r: "#### 1", latency=1.5) as server:
+        c = openai_backend(server.base_url, timeout=0.3).complete(["x"])[0]
+    assert c.text is None and "timed out" in c.error
+    with ChatServer(malformed=True) as server:
+        c = openai_backend(server.base_url).complete(["x"])[0]
+    assert c.text is None and "malformed" in c.error
+
+
+def test_api_key_from_env_is_sent_and_never_stored(tmp_path, monkeypatch):
+    secret = "sk-test-6f1d2c9a7b"
+    monkeypatch.setenv("COGMATH_TEST_KEY", secret)
+    cache = tmp_path / "c.jsonl"
+    with ChatServer(lambda p, r: "#### 2", api_key=secret) as server:
+        inner = B.make_backend("openai", model="m", base_url=server.base_url, api_key_env="COGMATH_TEST_KEY")
+        b = B.with_cache(inner, cache)
+        assert b.complete(["Problem: 1"])[0].text == "#### 2"
+        assert server.requests[0]["authorization"] == f"Bearer {secret}"
+    b.cache.compact()
+    assert secret not in cache.read_text() and secret not in b.settings and secret not in b.model
+    monkeypatch.delenv("COGMATH_TEST_KEY")
+    with pytest.raises(UsageError, match="COGMATH_TEST_KEY"):
+        B.make_backend("openai", model="m", base_url="http://127.0.0.1:1/v1", api_key_env="COGMATH_TEST_KEY")
+
+
+# ------------------------------------------------------------------------------------------------ shell
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "answer.sh"
+    path.write_text('#!/bin/sh\nprompt=$(cat)\ncase "$prompt" in\n  *fail*) echo oops >&2; exit 3;;\n'
+                    '  *sleep*) sleep 5;;\nesac\necho "#### ${#1}"\n')
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_shell_backend_answers_errors_and_timeouts(script, tmp_path):
+    marker = tmp_path / "pwned"
+    # the argument reaches the program verbatim: no shell expands or runs it
+    b = B.ShellBackend([str(script), f"$(touch {marker})"], timeout=2, jobs=2)
+    out = b.complete(["Problem: one", "please fail", "sleep now"])
+    assert out[0].text == f"#### {len(f'$(touch {marker})')}"
+    assert out[1].text is None and "exit status 3" in out[1].error and "oops" in out[1].error
+    assert out[2].text is None and "timed out" in out[2].error
+    assert not marker.exists()
+    with pytest.raises(B.BackendFatal, match="not found"):
+        B.ShellBackend("no-such-program-xyz").complete(["x"])
+
+
+def test_shell_backend_through_evaluate_and_replay(script, rows, tmp_path):
+    prompts = load_prompts()
+    cache = tmp_path / "c.jsonl"
+    cmd = f"{script} abc"  # always answers 3
+    live = evaluate(rows, B.with_cache(B.make_backend("shell", cmd=cmd), cache), prompts)
+    expected_pass = sum(1 for r in rows if r["inquiry"] and r["expected"] == "answer" and r["reference"] == "3")
+    assert sum(s["pass"] for s in live.scores) == expected_pass
+    backend = B.with_cache(None, cache)
+    assert backend.model == f"shell:{script} abc"
+    again = evaluate(rows, backend, prompts)
+    assert again.summary == live.summary and backend.misses == 0
+
+
+# ---------------------------------------------------------------------------------------- cache, replay
+def test_cache_survives_a_torn_last_line_and_keys_separate_models(tmp_path):
+    path = tmp_path / "c.jsonl"
+    c = ResponseCache(path)
+    c.put(cache_key("m", "", "p"), "m", "", "p", "r1")
+    c.close()
+    with open(path, "a") as f:
+        f.write('{"key": "abc", "mod')  # a crash mid-write
+    c2 = ResponseCache(path)
+    assert len(c2) == 1 and c2.get(cache_key("m", "", "p")) == "r1"
+    assert c2.get(cache_key("m2", "", "p")) is None and c2.get(cache_key("m", "t=1", "p")) is None
+
+
+def test_replay_misses_are_failed_items_and_model_choice(tmp_path):
+    path = tmp_path / "c.jsonl"
+    c = ResponseCache(path)
+    for m in ("a", "b"):
+        c.put(cache_key(m, "", "p"), m, "", "p", f"#### {m}")
+    c.compact()
+    with pytest.raises(UsageError, match="several"):
+        B.with_cache(None, path)
+    b = B.with_cache(None, path, model="b")
+    out = b.complete(["p", "q"])
+    assert out[0].text == "#### b" and out[1].text is None and "no cached response" in out[1].error
+    with pytest.raises(UsageError, match="no responses for model"):
+        B.with_cache(None, path, model="c")
+
+
+# -------------------------------------------------------------------------------------------------- hf
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    pytest.importorskip("transformers")
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    words = ["<pad>", "<unk>", "<eos>"] + [str(i) for i in range(20)] + ["####", "the", "cannot", "be", "solved",
+                                                                        "Problem", ":", "apples", "has", "."]
+    tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", pad_token="<pad>", eos_token="<eos>")
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(words), n_positions=512, n_embd=16, n_layer=1, n_head=2,
+                                       bos_token_id=2, eos_token_id=2, pad_token_id=0))
+    d = tmp_path_factory.mktemp("tiny-gpt2")
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    return d
+
+
+@pytest.mark.slow
+def test_hf_backend_generates_deterministically_in_batches(tiny_model, rows):
+    b = B.HFBackend(str(tiny_model), max_new_tokens=4, batch_size=4, device="cpu")
+    prompts = ["Problem : apples has 3 .", "Problem : 7", "the", "Problem : 1 2 3", "5"]
+    a = b.complete(prompts)
+    again = b.complete(prompts)
+    assert [c.text for c in a] == [c.text for c in again]
+    assert all((c.text is None) != (c.error is None) for c in a)
+    assert b.model == f"hf:{os.path.basename(str(tiny_model))}" and "max_new_tokens=4" in b.settings
+    # the whole pipeline runs on it (a random model masters nothing)
+    one = [r for r in rows if r["problem"] == rows[0]["problem"]]
+    res = evaluate(one, B.CachedBackend(b, ResponseCache(None)), load_prompts())
+    assert res.summary["pass_rate"] == 0.0 and len(res.responses) == 10
+
+
+@pytest.mark.slow
+def test_hf_backend_bad_directory(tmp_path):
+    from paperkit.core.errors import InputError
+
+    with pytest.raises(InputError, match="no such model directory"):
+        B.HFBackend(str(tmp_path / "missing"))
+    with pytest.raises(InputError, match="cannot load"):
+        B.HFBackend(str(tmp_path))
