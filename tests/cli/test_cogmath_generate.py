@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cogmath_helpers import one_line_error
+from .cogmath_helpers import one_line_error
 
 
 def test_generate_stdout_is_data_and_seeded(pk, tmp_path):

@@ -1,6 +1,6 @@
 """cogmath-report bad input (its tables and plot are checked in test_cogmath_eval.py)."""
 
-from cogmath_helpers import one_line_error
+from .cogmath_helpers import one_line_error
 
 
 def test_report_bad_input(pk, tmp_path):
