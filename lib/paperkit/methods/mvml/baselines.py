@@ -1,4 +1,4 @@
-"""Baselines TMvML is compared with, all on the same mapped views (bias column dropped; they fit their own).
+"""Baselines TMvML is compared with, all on the same mapped views (they fit their own intercepts).
 
 * ``ridge-view``: ridge per view (regularisation per label by efficient leave-one-out, scikit-learn
   RidgeCV), scores averaged over views — TMvML without the tensor penalty, tuned.
@@ -21,7 +21,8 @@ RIDGE_ALPHAS = np.logspace(-3, 4, 15)
 
 
 def _features(mapped: list[np.ndarray]) -> list[np.ndarray]:
-    return [X[:, :-1] for X in mapped]
+    # A constant bias column (intercept=False maps) carries nothing for models with their own intercept.
+    return [X[:, :-1] if X.shape[1] > 1 and np.all(X[:, -1] == 1.0) else X for X in mapped]
 
 
 def ridge_view(train: list[np.ndarray], Y: np.ndarray, test: list[np.ndarray]) -> np.ndarray:

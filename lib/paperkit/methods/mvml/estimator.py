@@ -2,6 +2,11 @@
 
     model = TMvML(lam=1.0, delta=1.0).fit([X1, X2, X3], Y)
     F = model.decision_function([T1, T2, T3])   # mean over views of Xᵥ Wᵥ  (Section 3.4, reconstructed)
+
+Intercept (reconstructed, option ``intercept``): by default the mapped features and the labels are
+centred on their training means and the label means added back to the scores, so the tensor holds
+only feature weights; ``intercept=False`` appends a bias column to every view instead (its weights are
+then part of the tensor and of its penalty).
     labels = model.predict([T1, T2, T3])        # F > threshold (targets are 0/1, threshold 0.5)
 """
 
@@ -82,9 +87,10 @@ class TMvML:
     m: int = 64
     anchors: str = "joint"
     whiten: bool = False
+    intercept: bool = True
     penalty: str = "ltr"
     lam: float = 1.0
-    delta: float = 1.0
+    delta: float = 10.0
     gamma: float = 1e-5
     prox: str = "exact"
     reweight_passes: int = 2
@@ -147,12 +153,23 @@ class TMvML:
         constant = np.flatnonzero(Y.min(axis=0) == Y.max(axis=0))
         self.constant_labels_ = constant
         if constant.size:
-            log.warning("label column(s) %s are constant in the training data; their scores will be about "
-                        "constant and ranking metrics cannot use them", ", ".join(str(j + 1) for j in constant))
+            log.warning("label column(s) %s are constant in the training data; they are scored with that "
+                        "constant", ", ".join(str(j + 1) for j in constant))
+        self.constant_values_ = Y[0, constant].copy()
         rng = np.random.default_rng(self.seed)
-        self.view_map_ = ViewMap(kind=self.map, m=int(self.m), anchors=self.anchors, whiten=self.whiten).fit(views, rng)
+        self.view_map_ = ViewMap(kind=self.map, m=int(self.m), anchors=self.anchors, whiten=self.whiten,
+                                 bias=not self.intercept).fit(views, rng)
         mapped = self.view_map_.transform(views)
-        problem = _solver.Problem.from_views(mapped, Y)
+        if self.intercept:
+            self.feature_means_ = np.stack([X.mean(axis=0) for X in mapped])
+            self.label_means_ = Y.mean(axis=0)
+            mapped = [X - self.feature_means_[v] for v, X in enumerate(mapped)]
+            Yc = Y - self.label_means_
+        else:
+            self.feature_means_ = np.zeros((len(mapped), mapped[0].shape[1]))
+            self.label_means_ = np.zeros(Y.shape[1])
+            Yc = Y
+        problem = _solver.Problem.from_views(mapped, Yc)
         st = _solver.solve(problem, self.settings(), solver=self.solver, state=state, callback=callback)
         self.state_ = st
         self.W_ = st.W.copy()
@@ -175,19 +192,22 @@ class TMvML:
         return self.view_map_.transform(check_views(views))
 
     def view_scores(self, views: list[np.ndarray]) -> np.ndarray:
-        """Per-view scores XᵥWᵥ, shape (V, n, q)."""
+        """Per-view scores (Xᵥ − x̄ᵥ)Wᵥ + ȳ (or XᵥWᵥ with ``intercept=False``), shape (V, n, q)."""
         mapped = self.transform_views(views)
-        return np.stack([X @ self.W_[v] for v, X in enumerate(mapped)])
+        return np.stack([(X - self.feature_means_[v]) @ self.W_[v] + self.label_means_ for v, X in enumerate(mapped)])
 
     def decision_function(self, views: list[np.ndarray]) -> np.ndarray:
-        """Scores F = (1/V) Σᵥ XᵥWᵥ (n × q)."""
-        return self.view_scores(views).mean(axis=0)
+        """Scores F = (1/V) Σᵥ XᵥWᵥ (n × q); a label constant in training gets that constant."""
+        F = self.view_scores(views).mean(axis=0)
+        if len(self.constant_labels_):
+            F[:, self.constant_labels_] = self.constant_values_
+        return F
 
     def predict(self, views: list[np.ndarray]) -> np.ndarray:
         return (self.decision_function(views) > self.threshold).astype(np.int8)
 
     def rotated_tensor(self) -> np.ndarray:
-        """The fitted classifier as the rotated tensor (m + 1) × V × q."""
+        """The fitted classifier as the rotated tensor m × V × q (m + 1 rows with ``intercept=False``)."""
         from paperkit.methods.mvml.tensor import rotate
 
         self._check_fitted()
@@ -202,7 +222,8 @@ class TMvML:
         meta = {"format": "paperkit.mvml/1", "params": self.params(), "n_views": self.n_views_,
                 "n_labels": self.n_labels_, "view_widths": self.view_widths_, "n_iter": self.n_iter_,
                 "converged": self.converged_, "mapped_width": int(self.view_map_.m)}
-        a = {"W": self.W_, "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)}
+        a = {"W": self.W_, "constant_labels": np.asarray(self.constant_labels_, dtype=np.int64),
+             "constant_values": np.asarray(self.constant_values_, dtype=np.float64), "feature_means": self.feature_means_, "label_means": self.label_means_, "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)}
         a.update(self.view_map_.to_arrays())
         return a
 
@@ -214,8 +235,11 @@ class TMvML:
                 raise ValueError(f"format {meta.get('format')!r}")
             model = cls(**meta["params"])
             model.view_map_ = ViewMap.from_arrays(a, kind=model.map, m=int(meta["mapped_width"]), anchors=model.anchors,
-                                                  whiten=model.whiten, n_views=int(meta["n_views"]))
+                                                  whiten=model.whiten, bias=not model.intercept,
+                                                  n_views=int(meta["n_views"]))
             model.W_ = np.asarray(a["W"], dtype=np.float64)
+            model.feature_means_ = np.asarray(a["feature_means"], dtype=np.float64)
+            model.label_means_ = np.asarray(a["label_means"], dtype=np.float64)
         except (KeyError, ValueError, TypeError) as e:
             raise InputError(f"{source}: not a paperkit mvml model ({e}); expected the model.npz of mvml-fit") from None
         model.n_views_ = int(meta["n_views"])
@@ -223,5 +247,6 @@ class TMvML:
         model.view_widths_ = list(meta["view_widths"])
         model.n_iter_ = int(meta["n_iter"])
         model.converged_ = bool(meta["converged"])
-        model.constant_labels_ = np.zeros(0, dtype=np.int64)
+        model.constant_labels_ = np.asarray(a.get("constant_labels", np.zeros(0)), dtype=np.int64)
+        model.constant_values_ = np.asarray(a.get("constant_values", np.zeros(0)), dtype=np.float64)
         return model

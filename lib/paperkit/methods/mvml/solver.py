@@ -65,7 +65,7 @@ class Problem:
 class Settings:
     penalty: str = "ltr"
     lam: float = 1.0
-    delta: float = 1.0
+    delta: float = 10.0
     gamma: float = 1e-5
     prox: str = "exact"
     reweight_passes: int = 2

@@ -15,7 +15,9 @@ could not be read), so it is an option (reconstructed):
 * ``none``: the standardised views as they are; all views must have the same width m.
 
 Every view is standardised first (training mean and standard deviation; constant columns are left
-centred) and a bias column of ones is appended last, so the tensor has m + 1 rows.
+centred). With ``bias`` a column of ones is appended last (the tensor then has m + 1 rows); the
+estimator's default (``intercept=True``) instead centres the mapped features and the labels and keeps
+the intercept outside the tensor.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class ViewMap:
     m: int = 64
     anchors: str = "joint"
     whiten: bool = False
+    bias: bool = True
     kmeans_max_points: int = 20000
     # fitted state, one entry per view
     means: list[np.ndarray] = field(default_factory=list)
@@ -53,8 +56,8 @@ class ViewMap:
 
     @property
     def width(self) -> int:
-        """Columns of every mapped view (m features + the bias)."""
-        return int(self.m) + 1
+        """Columns of every mapped view (m features, + 1 with the bias column)."""
+        return int(self.m) + int(self.bias)
 
     def _standardise(self, v: int, X: np.ndarray) -> np.ndarray:
         return (X - self.means[v]) / self.scales[v]
@@ -128,7 +131,7 @@ class ViewMap:
                 F = np.exp(-d2 / (2.0 * self.widths[v] ** 2))
             else:
                 F = Z
-            out.append(np.hstack([F, np.ones((X.shape[0], 1))]))
+            out.append(np.hstack([F, np.ones((X.shape[0], 1))]) if self.bias else F)
         return out
 
     def to_arrays(self, prefix: str = "map_") -> dict[str, np.ndarray]:
@@ -141,9 +144,9 @@ class ViewMap:
         return a
 
     @classmethod
-    def from_arrays(cls, a: dict[str, np.ndarray], *, kind: str, m: int, anchors: str, whiten: bool,
+    def from_arrays(cls, a: dict[str, np.ndarray], *, kind: str, m: int, anchors: str, whiten: bool, bias: bool,
                     n_views: int, prefix: str = "map_") -> ViewMap:
-        vm = cls(kind=kind, m=m, anchors=anchors, whiten=whiten)
+        vm = cls(kind=kind, m=m, anchors=anchors, whiten=whiten, bias=bias)
         vm.means = [a[f"{prefix}mean_{v}"] for v in range(n_views)]
         vm.scales = [a[f"{prefix}scale_{v}"] for v in range(n_views)]
         vm.centers = [a[f"{prefix}center_{v}"] for v in range(n_views)]
