@@ -41,10 +41,10 @@ def variant(model: TMvML, method: str, lam_tnn: float | None = None) -> TMvML:
 
 
 def fit_and_score(model: TMvML, methods: list[str], train: list[np.ndarray], Ytr: np.ndarray,
-                  test: list[np.ndarray], *, lam_tnn: float | None = None, seed: int = 0
-                  ) -> tuple[TMvML, dict[str, np.ndarray]]:
+                  test: list[np.ndarray], *, lam_tnn: float | None = None, seed: int = 0,
+                  callback: Callable | None = None) -> tuple[TMvML, dict[str, np.ndarray]]:
     """Fit the configured model and every requested method; scores on ``test`` per method."""
-    fitted = replace(model).fit(train, Ytr)
+    fitted = replace(model).fit(train, Ytr, callback=callback)
     scores = {"tmvml": fitted.decision_function(test)}
     mapped_tr = mapped_te = None
     for method in methods:
