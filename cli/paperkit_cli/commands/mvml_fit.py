@@ -48,11 +48,12 @@ from paperkit_cli import options
 @click.option("--threshold", type=float, default=0.5, show_default=True, help="Predict a label when score > this.")
 @click.option("--solver", type=click.Choice(["numba", "numpy"]), default="numba", show_default=True,
               help="ADMM kernel: numba, or the plain NumPy reference.")
+@options.jobs_option
 @options.seed_option
 @options.run_dir_options
 def cli(views, labels, test_views, test_labels, dataset, cv, test_fraction, methods, map_, m, anchors, whiten,
         intercept, penalty, lam, delta, gamma, lam_tnn, prox, reweight_passes, init, mu0, rho, mu_max, max_iter,
-        tol, threshold, solver, seed, run_dir, resume, force):
+        tol, threshold, solver, jobs, seed, run_dir, resume, force):
     """Fit a TMvML multi-view multi-label classifier (Laplace Tensor Rank).
 
     Reads training views (one file per view, same rows) and 0/1 labels, or a built-in --dataset; maps
@@ -80,7 +81,8 @@ def cli(views, labels, test_views, test_labels, dataset, cv, test_fraction, meth
         raise UsageError("--test-labels needs --test-views")
     params = dict(map=map_, m=m, anchors=anchors, whiten=whiten, intercept=intercept, penalty=penalty, lam=lam,
                   delta=delta, gamma=gamma, prox=prox, reweight_passes=reweight_passes, init=init, mu0=mu0, rho=rho,
-                  mu_max=mu_max, max_iter=max_iter, tol=tol, threshold=threshold, solver=solver, seed=seed)
+                  mu_max=mu_max, max_iter=max_iter, tol=tol, threshold=threshold, solver=solver, seed=seed,
+                  n_jobs=jobs)
     holder = {}
 
     def start():

@@ -84,7 +84,7 @@ def synthetic(rng: np.random.Generator, *, n: int = 600, n_labels: int = 8, late
                          [f"label{j + 1}" for j in range(n_labels)], {"latent": z})
 
 
-def planted(rng: np.random.Generator, *, n: int = 800, m: int = 12, n_views: int = 3, n_labels: int = 6,
+def planted(rng: np.random.Generator, *, n: int = 300, m: int = 40, n_views: int = 4, n_labels: int = 6,
             rank: int = 2, noise: float = 0.1) -> MultiViewData:
     if not 1 <= rank <= min(m, n_views):
         raise UsageError(f"planted: rank {rank} must be in [1, min(m, views) = {min(m, n_views)}]")
