@@ -43,7 +43,18 @@ def variant(model: TMvML, method: str, lam_tnn: float | None = None) -> TMvML:
 def fit_and_score(model: TMvML, methods: list[str], train: list[np.ndarray], Ytr: np.ndarray,
                   test: list[np.ndarray], *, lam_tnn: float | None = None, seed: int = 0,
                   callback: Callable | None = None) -> tuple[TMvML, dict[str, np.ndarray]]:
-    """Fit the configured model and every requested method; scores on ``test`` per method."""
+    """Fit the configured model and every requested method; scores on ``test`` per method.
+
+    Native thread pools are limited to ``model.n_jobs`` for the baselines too (same footing)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=int(model.n_jobs) if model.n_jobs else None):
+        return _fit_and_score(model, methods, train, Ytr, test, lam_tnn=lam_tnn, seed=seed, callback=callback)
+
+
+def _fit_and_score(model: TMvML, methods: list[str], train: list[np.ndarray], Ytr: np.ndarray,
+                   test: list[np.ndarray], *, lam_tnn: float | None, seed: int, callback: Callable | None
+                   ) -> tuple[TMvML, dict[str, np.ndarray]]:
     fitted = replace(model).fit(train, Ytr, callback=callback)
     scores = {"tmvml": fitted.decision_function(test)}
     mapped_tr = mapped_te = None
