@@ -115,6 +115,93 @@ _paperkit_cogmath_report_completion_setup() {
 
 _paperkit_cogmath_report_completion_setup;
 
+_paperkit_mvml_fit_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MVML_FIT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_mvml_fit_completion_setup() {
+    complete -o nosort -F _paperkit_mvml_fit_completion paperkit-mvml-fit
+}
+
+_paperkit_mvml_fit_completion_setup;
+
+_paperkit_mvml_make_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MVML_MAKE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_mvml_make_completion_setup() {
+    complete -o nosort -F _paperkit_mvml_make_completion paperkit-mvml-make
+}
+
+_paperkit_mvml_make_completion_setup;
+
+_paperkit_mvml_predict_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MVML_PREDICT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_mvml_predict_completion_setup() {
+    complete -o nosort -F _paperkit_mvml_predict_completion paperkit-mvml-predict
+}
+
+_paperkit_mvml_predict_completion_setup;
+
 _paperkit_papers_completion() {
     local IFS=$'\n'
     local response

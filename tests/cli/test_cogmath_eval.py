@@ -4,6 +4,7 @@ import json
 import stat
 
 import pytest
+
 from .cogmath_helpers import one_line_error, summary_line
 
 

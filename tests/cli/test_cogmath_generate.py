@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from .cogmath_helpers import one_line_error
 
 

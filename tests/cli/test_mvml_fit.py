@@ -1,0 +1,91 @@
+"""mvml-make / mvml-fit / mvml-predict through the real entry point."""
+
+import json
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def syn(tmp_path, pk):
+    out = tmp_path / "syn"
+    r = pk("mvml-make", "--dataset", "synthetic", "--n", "100", "--out", out)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.strip() == str(out)
+    return out
+
+
+def _views(d, k=3):
+    return ",".join(str(d / f"view{v + 1}.npy") for v in range(k))
+
+
+def test_fit_predict_roundtrip_and_determinism(syn, tmp_path, pk):
+    args = ["--views", _views(syn), "--labels", syn / "labels.npy", "--m", "8", "--cv", "2",
+            "--methods", "tmvml,tnn,ridge-view,br-logistic,mlknn", "--max-iter", "25"]
+    r1 = pk("mvml-fit", *args, "--run-dir", tmp_path / "a")
+    assert r1.exit_code == 0, r1.stderr
+    summary = json.loads(r1.stdout)  # stdout: one JSON line, nothing else
+    assert summary["iterations"] == 25 and len(r1.stdout.strip().splitlines()) == 1
+    assert "mean ± std" in r1.stderr and "coverage" in r1.stderr
+    pk("mvml-fit", *args, "--run-dir", tmp_path / "b")
+    for name in ("model.npz", "scores.npy", "metrics.json", "trace.csv", "splits.csv"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert (tmp_path / "a" / "convergence.png").exists() and (tmp_path / "a" / "manifest.json").exists()
+    report = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert set(report["cv"]["summary"]) == {"tmvml", "tnn", "ridge-view", "br-logistic", "mlknn"}
+    assert "coverage_sklearn" in report["definitions"]
+    out = tmp_path / "pred.npy"
+    r = pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", _views(syn), "--what", "scores", "-o", out)
+    assert r.exit_code == 0, r.stderr
+    np.testing.assert_allclose(np.load(out), np.load(tmp_path / "a" / "scores.npy"))
+
+
+def test_test_split_and_resume(syn, tmp_path, pk):
+    base = ["--views", _views(syn), "--labels", syn / "labels.npy", "--test-views", _views(syn),
+            "--test-labels", syn / "labels.npy", "--m", "8", "--max-iter", "25", "--methods", "tmvml,ridge-concat", "--run-dir", tmp_path / "r"]
+    assert pk("mvml-fit", *base).exit_code == 0
+    assert pk("mvml-fit", *base).exit_code == 1  # finished run: needs --resume or --force
+    assert pk("mvml-fit", *base, "--resume").exit_code == 0
+    report = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert set(report["test"]) == {"tmvml", "ridge-concat"}
+
+
+def _bad(tmp_path, pk, *args, code):
+    r = pk("mvml-fit", *args, "--run-dir", tmp_path / "bad")
+    assert r.exit_code == code, (r.exit_code, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1 and "error" in r.stderr and r.stdout == ""
+    assert not (tmp_path / "bad" / "model.npz").exists()
+    return r.stderr
+
+
+def test_bad_inputs(syn, tmp_path, pk):
+    views, labels = _views(syn), syn / "labels.npy"
+    np.save(tmp_path / "short.npy", np.load(syn / "view1.npy")[:50])
+    assert "different numbers of samples" in _bad(tmp_path, pk, "--views", f"{tmp_path / 'short.npy'},{syn / 'view2.npy'}",
+                                                  "--labels", labels, code=3)
+    np.save(tmp_path / "y2.npy", np.load(labels) * 2)
+    assert "not 0 or 1" in _bad(tmp_path, pk, "--views", views, "--labels", tmp_path / "y2.npy", code=3)
+    x = np.load(syn / "view1.npy")
+    x[5, 1] = np.inf
+    np.save(tmp_path / "inf.npy", x)
+    assert "infinite" in _bad(tmp_path, pk, "--views", f"{tmp_path / 'inf.npy'},{syn / 'view2.npy'}", "--labels", labels, code=3)
+    assert "delta" in _bad(tmp_path, pk, "--views", views, "--labels", labels, "--delta", "0", code=2)
+    assert "lam" in _bad(tmp_path, pk, "--views", views, "--labels", labels, "--lam", "-1", code=2)
+    assert "too large for PCA" in _bad(tmp_path, pk, "--views", views, "--labels", labels, "--map", "pca", "--m", "500", code=3)
+    assert "no such file" in _bad(tmp_path, pk, "--views", tmp_path / "nope.npy", "--labels", labels, code=3)
+    _bad(tmp_path, pk, "--views", views, code=2)
+
+
+def test_constant_label_warns(syn, tmp_path, pk):
+    Y = np.load(syn / "labels.npy")
+    Y[:, 0] = 1
+    np.save(tmp_path / "yc.npy", Y)
+    r = pk("mvml-fit", "--views", _views(syn), "--labels", tmp_path / "yc.npy", "--m", "8", "--run-dir", tmp_path / "c")
+    assert r.exit_code == 0, r.stderr
+    assert "constant" in r.stderr
+
+
+def test_predict_bad_model(tmp_path, pk, syn):
+    np.savez(tmp_path / "m.npz", W=np.zeros(3))
+    r = pk("mvml-predict", "--model", tmp_path / "m.npz", "--views", _views(syn))
+    assert r.exit_code == 3 and "not a paperkit mvml model" in r.stderr
