@@ -349,3 +349,14 @@ def load_instance(path: str | os.PathLike) -> Instance:
 
     p = io.require_file(path)
     return instance_from_mapping(io.read_yaml(p), source=str(path), base=p.parent)
+
+
+def resolve_instance(preset_name: str | None = None, path: str | os.PathLike | None = None) -> Instance:
+    """The instance a command asked for: ``--instance FILE`` or ``--preset NAME`` (default official16)."""
+    from paperkit.core.errors import UsageError
+
+    if preset_name and path:
+        raise UsageError("--preset and --instance are mutually exclusive; give one")
+    if path:
+        return load_instance(path)
+    return preset(preset_name or "official16")

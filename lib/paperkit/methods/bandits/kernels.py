@@ -153,6 +153,24 @@ def _duel_beaten(k, cand, nc, m, nuhat, log_term):  # pragma: no cover
 
 
 @njit(cache=True)
+def _duel_beaten_since(k, b, c, full, cand, nc, m, nuhat, log_term):  # pragma: no cover
+    """``_duel_beaten`` when only the pair (b, c) changed since the last full check.
+
+    The radius grows with t, so a pair that did not eliminate k last round cannot eliminate it now
+    unless its statistics changed; only the pair duelled this round has to be looked at (exactly the
+    same decisions as the full check, in O(1) instead of O(|C|))."""
+    if full:
+        return _duel_beaten(k, cand, nc, m, nuhat, log_term)
+    if k == b:
+        el = c
+    elif k == c:
+        el = b
+    else:
+        return False
+    return nuhat[k, el] < 0.5 and nuhat[k, el] + math.sqrt(2.0 * log_term / m[k, el]) < 0.5
+
+
+@njit(cache=True)
 def _warmup(mu, nu, d_r, d_d, n_total, n, s, muhat, wins, m, nuhat, state, ckpts, out_r, out_d, trace):  # pragma: no cover
     """K(K−1) rounds: for every ordered pair (k, l), k ≠ l, duel (k, l) and pull k."""
     k_arms = mu.shape[0]
@@ -194,6 +212,7 @@ def run_elimfusion(mu, nu, best, horizon, delta, state, ckpts, out_r, out_d, tra
     cand = np.arange(k_arms)
     nc = k_arms
     buf = np.empty(k_arms, np.int64)
+    full = True  # the first elimination after the warm-up checks every pair
     while t < horizon:
         t += 1
         if nc > 1:
@@ -210,7 +229,7 @@ def run_elimfusion(mu, nu, best, horizon, delta, state, ckpts, out_r, out_d, tra
             kept = 0
             for i in range(nc):
                 k = cand[i]
-                if _duel_beaten(k, cand, nc, m, nuhat, log_term):
+                if _duel_beaten_since(k, b, c, full, cand, nc, m, nuhat, log_term):
                     continue
                 if muhat[k] + math.sqrt(2.0 * log_term / n[k]) <= lcb:
                     continue
@@ -220,6 +239,7 @@ def run_elimfusion(mu, nu, best, horizon, delta, state, ckpts, out_r, out_d, tra
                 for i in range(kept):
                     cand[i] = buf[i]
                 nc = kept
+            full = kept == 0  # nothing applied: conditions that held still hold
         else:
             a = cand[0]
             b = a
@@ -247,6 +267,7 @@ def run_elim_nofusion(mu, nu, best, horizon, delta, state, ckpts, out_r, out_d, 
     nr = k_arms
     nd = k_arms
     buf = np.empty(k_arms, np.int64)
+    full = True
     while t < horizon:
         t += 1
         if nd > 1:
@@ -263,13 +284,14 @@ def run_elim_nofusion(mu, nu, best, horizon, delta, state, ckpts, out_r, out_d, 
             kept = 0
             for i in range(nd):
                 k = cand_d[i]
-                if not _duel_beaten(k, cand_d, nd, m, nuhat, log_term):
+                if not _duel_beaten_since(k, b, c, full, cand_d, nd, m, nuhat, log_term):
                     buf[kept] = k
                     kept += 1
             if kept > 0:
                 for i in range(kept):
                     cand_d[i] = buf[i]
                 nd = kept
+            full = kept == 0
         if nr > 1:
             nr = _reward_eliminate(cand_r, nr, n, muhat, log_term, buf)
             for i in range(nr):
@@ -289,6 +311,11 @@ def _duel_info_term(m, nuhat, k, el):  # pragma: no cover
     if nuhat[k, el] < 0.5:
         return m[k, el] * kl_bern(nuhat[k, el], 0.5)
     return 0.0
+
+
+@njit(cache=True)
+def _pinsker(count, p, q):  # pragma: no cover
+    return 2.0 * count * (p - q) * (p - q)
 
 
 @njit(cache=True)
@@ -321,8 +348,12 @@ def run_decofusion(mu, nu, best, horizon, alpha, f_coef, state, ckpts, out_r, ou
     for k in range(k_arms):
         if in_pd[k] and muhat[k] > max_mu:
             max_mu = muhat[k]
+    # I^R_k = N_k·kl(μ̂_k, max μ̂) is only ever compared with β_t; Pinsker's 2N(p−q)² ≤ N·kl(p, q) is kept
+    # as a cheap lower bound (info_exact False) and the exact value is computed when the bound is not
+    # already above β_t — the same decisions as computing every index exactly, with far fewer logs.
+    info_exact = np.zeros(k_arms, np.bool_)
     for k in range(k_arms):
-        info_r[k] = n[k] * kl_bern(muhat[k], max_mu) if n[k] > 0 else 0.0
+        info_r[k] = _pinsker(n[k], muhat[k], max_mu)
         acc = 0.0
         for i in range(n_pr):
             el = pr_list[i]
@@ -337,6 +368,9 @@ def run_decofusion(mu, nu, best, horizon, alpha, f_coef, state, ckpts, out_r, ou
         n_pr = 0
         k_d = -1
         for k in range(k_arms):
+            if not info_exact[k] and info_r[k] <= beta:
+                info_r[k] = n[k] * kl_bern(muhat[k], max_mu) if n[k] > 0 else 0.0
+                info_exact[k] = True
             in_pr[k] = info_r[k] <= beta
             if in_pr[k]:
                 pr_list[n_pr] = k
@@ -401,10 +435,12 @@ def run_decofusion(mu, nu, best, horizon, alpha, f_coef, state, ckpts, out_r, ou
             if in_pd[k] and muhat[k] > max_mu:
                 max_mu = muhat[k]
         if max_mu == prev_max_mu:
-            info_r[a] = n[a] * kl_bern(muhat[a], max_mu)
+            info_r[a] = _pinsker(n[a], muhat[a], max_mu)
+            info_exact[a] = False
         else:
             for k in range(k_arms):
-                info_r[k] = n[k] * kl_bern(muhat[k], max_mu) if n[k] > 0 else 0.0
+                info_r[k] = _pinsker(n[k], muhat[k], max_mu)
+                info_exact[k] = False
             prev_max_mu = max_mu
         for k in range(k_arms):
             acc = 0.0
@@ -466,8 +502,8 @@ def run_ucb(mu, nu, best, horizon, use_kl, state, ckpts, out_r, out_d, trace):  
             best_idx = -np.inf
             for k in range(k_arms):
                 if use_kl:
-                    # Pinsker: the KL-UCB index is at most μ̂ + sqrt(log t / 2N); skip arms that cannot win
-                    if min(1.0, muhat[k] + math.sqrt(log_term / (2.0 * n[k]))) <= best_idx:
+                    # kl(μ̂, ·) grows above μ̂: if N·kl(μ̂, best) > log t the index is below the best one
+                    if muhat[k] < best_idx and n[k] * kl_bern(muhat[k], best_idx) > log_term:
                         continue
                     idx = _klucb_index(muhat[k], n[k], log_term)
                 else:
@@ -488,12 +524,19 @@ def run_ucb(mu, nu, best, horizon, use_kl, state, ckpts, out_r, out_d, trace):  
 
 
 @njit(cache=True)
+def _rucb_u(wins, i, el, log_term):  # pragma: no cover
+    if i == el:
+        return 0.5
+    tot = wins[i, el] + wins[el, i]
+    return 1.0 if tot == 0 else wins[i, el] / tot + math.sqrt(RUCB_ALPHA * log_term / tot)
+
+
+@njit(cache=True)
 def run_rucb(mu, nu, best, horizon, state, ckpts, out_r, out_d, trace):  # pragma: no cover
     """RUCB (Zoghi et al., 2014) on duels; the pull is a uniformly random arm (no fusion)."""
     k_arms = mu.shape[0]
     d_r, d_d = _gaps(mu, nu, best)
     wins = np.zeros((k_arms, k_arms), np.int64)
-    u = np.empty((k_arms, k_arms))
     in_c = np.zeros(k_arms, np.bool_)
     c_list = np.empty(k_arms, np.int64)
     ties = np.empty(k_arms, np.int64)
@@ -503,20 +546,16 @@ def run_rucb(mu, nu, best, horizon, state, ckpts, out_r, out_d, trace):  # pragm
     j = 0
     for t in range(1, horizon + 1):
         log_term = math.log(t)
-        for i in range(k_arms):
-            for el in range(k_arms):
-                if i == el:
-                    u[i, el] = 0.5
-                else:
-                    tot = wins[i, el] + wins[el, i]
-                    u[i, el] = 1.0 if tot == 0 else wins[i, el] / tot + math.sqrt(RUCB_ALPHA * log_term / tot)
         n_c = 0
         for i in range(k_arms):
             ok = True
             for el in range(k_arms):
-                if u[i, el] < 0.5:
-                    ok = False
-                    break
+                if i != el:
+                    tot = wins[i, el] + wins[el, i]
+                    # U ≥ 1/2 is certain when the empirical rate already is (saves the square root)
+                    if tot > 0 and wins[i, el] / tot < 0.5 and _rucb_u(wins, i, el, log_term) < 0.5:
+                        ok = False
+                        break
             in_c[i] = ok
             if ok:
                 c_list[n_c] = i
@@ -546,11 +585,12 @@ def run_rucb(mu, nu, best, horizon, state, ckpts, out_r, out_d, trace):  # pragm
         top = -np.inf
         n_t = 0
         for i in range(k_arms):
-            if u[i, c] > top:
-                top = u[i, c]
+            u_ic = _rucb_u(wins, i, c, log_term)
+            if u_ic > top:
+                top = u_ic
                 ties[0] = i
                 n_t = 1
-            elif u[i, c] == top:
+            elif u_ic == top:
                 ties[n_t] = i
                 n_t += 1
         d = ties[0] if n_t == 1 else ties[_below(state, n_t)]
