@@ -51,8 +51,9 @@ def cli(preset, instance_path, alpha, horizon, runs, algos, f_coef, delta, point
     DIR: regret.csv (log-spaced t; mean and std of the aggregated regret alpha·reward + (1 − alpha)·dueling,
     and the mean of each part), final.json (final regrets ranked, the lower-bound constant C(alpha) and
     C(alpha)·log T), instance.yaml (the resolved means and preference matrix), regret.png (regret
-    against t, log-x). Prints the ranked table on stderr and one JSON summary line on stdout. Each
-    finished algorithm is checkpointed; --resume continues an interrupted run.
+    against t, log-log, mean ± std, with the line C(alpha)·log t). Prints the ranked table on stderr
+    and one JSON summary line on stdout. Each finished algorithm is checkpointed; --resume continues
+    an interrupted run.
 
     \b
     Examples:

@@ -4,9 +4,17 @@ import numpy as np
 import pytest
 
 from paperkit.core.errors import InputError
-from paperkit.methods.bandits import (bradley_terry_instance, bradley_terry_matrix, fit_bradley_terry,
-                                      instance_from_mapping, make_instance, official16, preference_gap_instance,
-                                      preset, reward_gap_instance)
+from paperkit.methods.bandits import (
+    bradley_terry_instance,
+    bradley_terry_matrix,
+    fit_bradley_terry,
+    instance_from_mapping,
+    make_instance,
+    official16,
+    preference_gap_instance,
+    preset,
+    reward_gap_instance,
+)
 from paperkit.methods.bandits.instances import PREFERENCE_GAPS, REWARD_GAPS, preference_gap_matrix
 
 

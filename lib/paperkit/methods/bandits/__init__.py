@@ -8,13 +8,34 @@
 """
 
 from paperkit.methods.bandits.bounds import LowerBound, kl_bernoulli, lower_bound
-from paperkit.methods.bandits.instances import (Instance, bradley_terry_instance, bradley_terry_matrix,
-                                                fit_bradley_terry, instance_from_mapping, load_instance,
-                                                make_instance, official16, preference_gap_instance,
-                                                preference_gap_matrix, preset, reward_gap_instance)
-from paperkit.methods.bandits.simulate import (ALGORITHMS, LABELS, PAPER_ALGORITHMS, SWEEPS, SimResult,
-                                               curve_rows, final_summary, log_checkpoints, parse_algorithms, rank,
-                                               simulate, sweep_point)
+from paperkit.methods.bandits.instances import (
+                                                Instance,
+                                                bradley_terry_instance,
+                                                bradley_terry_matrix,
+                                                fit_bradley_terry,
+                                                instance_from_mapping,
+                                                load_instance,
+                                                make_instance,
+                                                official16,
+                                                preference_gap_instance,
+                                                preference_gap_matrix,
+                                                preset,
+                                                reward_gap_instance,
+)
+from paperkit.methods.bandits.simulate import (
+                                                ALGORITHMS,
+                                                LABELS,
+                                                PAPER_ALGORITHMS,
+                                                SWEEPS,
+                                                SimResult,
+                                                curve_rows,
+                                                final_summary,
+                                                log_checkpoints,
+                                                parse_algorithms,
+                                                rank,
+                                                simulate,
+                                                sweep_point,
+)
 
 __all__ = [
     "ALGORITHMS", "LABELS", "PAPER_ALGORITHMS", "SWEEPS", "Instance", "LowerBound", "SimResult",

@@ -266,7 +266,7 @@ def rucb(mu, nu, best, horizon, seed, ckpts, trace=False, alpha_r=0.51):
         env.t += 1
         lt = math.log(env.t)
 
-        def upper(i, j):
+        def upper(i, j, lt=lt):
             if i == j:
                 return 0.5
             tot = env.wins[i][j] + env.wins[j][i]

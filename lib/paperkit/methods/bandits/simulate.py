@@ -17,8 +17,13 @@ from paperkit.core.errors import UsageError
 from paperkit.core.seeding import spawn_seeds
 from paperkit.core.validate import check_range
 from paperkit.methods.bandits import kernels
-from paperkit.methods.bandits.instances import (PREFERENCE_GAPS, REWARD_GAPS, Instance, preference_gap_instance,
-                                                reward_gap_instance)
+from paperkit.methods.bandits.instances import (
+    PREFERENCE_GAPS,
+    REWARD_GAPS,
+    Instance,
+    preference_gap_instance,
+    reward_gap_instance,
+)
 
 ALGORITHMS = tuple(kernels.ALGORITHMS)
 PAPER_ALGORITHMS = ("decofusion", "elimfusion", "elim-nofusion", "med-nofusion")
