@@ -63,3 +63,19 @@ def test_same_seed_same_numbers_and_threads_do_not_matter():
     np.testing.assert_array_equal(a.duel, b.duel)
     c = simulate(inst, "decofusion", 3000, 6, seed=12, checkpoints=[100, 3000])
     assert not np.array_equal(a.reward, c.reward)
+
+
+def test_log_checkpoints_and_argument_checks():
+    from paperkit.core.errors import UsageError
+    from paperkit.methods.bandits import log_checkpoints, parse_algorithms
+
+    t = log_checkpoints(200_000, 100)
+    assert t[0] == 1 and t[-1] == 200_000 and np.all(np.diff(t) > 0) and 60 <= t.size <= 101
+    ratios = t[20:] / t[19:-1]
+    assert ratios.max() < 1.2  # log-spaced once past the small integers
+    with pytest.raises(UsageError, match="thompson"):
+        parse_algorithms("decofusion,thompson")
+    with pytest.raises(UsageError, match="alpha"):
+        simulate(official16(), "decofusion", 100, 1, alpha=-0.1)
+    with pytest.raises(UsageError, match="runs"):
+        simulate(official16(), "decofusion", 100, 0)
