@@ -28,6 +28,93 @@ _paperkit_completion_setup() {
 
 _paperkit_completion_setup;
 
+_paperkit_bandit_bound_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_BANDIT_BOUND_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_bandit_bound_completion_setup() {
+    complete -o nosort -F _paperkit_bandit_bound_completion paperkit-bandit-bound
+}
+
+_paperkit_bandit_bound_completion_setup;
+
+_paperkit_bandit_sim_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_BANDIT_SIM_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_bandit_sim_completion_setup() {
+    complete -o nosort -F _paperkit_bandit_sim_completion paperkit-bandit-sim
+}
+
+_paperkit_bandit_sim_completion_setup;
+
+_paperkit_bandit_sweep_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_BANDIT_SWEEP_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_bandit_sweep_completion_setup() {
+    complete -o nosort -F _paperkit_bandit_sweep_completion paperkit-bandit-sweep
+}
+
+_paperkit_bandit_sweep_completion_setup;
+
 _paperkit_cogmath_eval_completion() {
     local IFS=$'\n'
     local response

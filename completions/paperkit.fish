@@ -17,6 +17,60 @@ end;
 
 complete --no-files --command paperkit --arguments "(_paperkit_completion)";
 
+function _paperkit_bandit_bound_completion;
+    set -l response (env _PAPERKIT_BANDIT_BOUND_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-bandit-bound);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-bandit-bound --arguments "(_paperkit_bandit_bound_completion)";
+
+function _paperkit_bandit_sim_completion;
+    set -l response (env _PAPERKIT_BANDIT_SIM_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-bandit-sim);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-bandit-sim --arguments "(_paperkit_bandit_sim_completion)";
+
+function _paperkit_bandit_sweep_completion;
+    set -l response (env _PAPERKIT_BANDIT_SWEEP_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-bandit-sweep);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-bandit-sweep --arguments "(_paperkit_bandit_sweep_completion)";
+
 function _paperkit_cogmath_eval_completion;
     set -l response (env _PAPERKIT_COGMATH_EVAL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-cogmath-eval);
 

@@ -51,8 +51,11 @@ def next_normal(state):  # pragma: no cover
 
 @njit(cache=True)
 def next_below(state, n):  # pragma: no cover
-    """An integer uniform on [0, n) (n small; the modulo bias is below 2**-40 for n < 2**24)."""
-    return int(next_u64(state) % np.uint64(n))
+    """An integer uniform on [0, n) (n small; the modulo bias is below 2**-40 for n < 2**24).
+
+    Returned as int64: numba would otherwise unify a uint64 with int64 indices as float64.
+    """
+    return np.int64(next_u64(state) % np.uint64(n))
 
 
 def python_stream(seed: int):

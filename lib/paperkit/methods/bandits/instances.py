@@ -1,0 +1,362 @@
+"""DR-MAB problem instances (Wang et al., ICML 2025, Section 2 and Section 6).
+
+An instance is K Bernoulli reward means ``mu`` and a K×K preference matrix ``nu`` (``nu[k, l]`` is the
+probability that arm k beats arm l in a duel) with ``nu + nu.T == 1`` and a diagonal of 1/2. The
+optimal arm is the Condorcet winner (``nu[best, k] > 1/2`` for every other k) and must also have the
+largest mean; it need not be arm 0.
+
+Generators: the official 16-arm instance of the paper's code, the reward-gap and preference-gap families
+of its sweeps (Section 6; the official code fills the lower triangle of the preference-gap matrix with
+``0.5 - nu``, which is not a probability; here it is ``1 - nu``), Bradley–Terry matrices from
+utilities, a user matrix, and a Bradley–Terry fit from pairwise win counts (Hunter's MM algorithm).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from paperkit.core.errors import InputError
+
+# The official instance (include/environment.h of the paper's code): 16 means and a transitive matrix.
+OFFICIAL16_MEANS = (0.86, 0.80, 0.75, 0.70, 0.65, 0.60, 0.55, 0.50,
+                    0.45, 0.40, 0.35, 0.30, 0.25, 0.20, 0.15, 0.10)
+OFFICIAL16_PREFERENCE = (
+    (0.50, 0.54, 0.57, 0.60, 0.63, 0.65, 0.69, 0.71, 0.73, 0.76, 0.78, 0.82, 0.86, 0.91, 0.95, 0.98),
+    (0.46, 0.50, 0.54, 0.58, 0.61, 0.64, 0.67, 0.70, 0.74, 0.76, 0.79, 0.81, 0.84, 0.87, 0.89, 0.92),
+    (0.43, 0.46, 0.50, 0.54, 0.58, 0.60, 0.63, 0.66, 0.69, 0.72, 0.76, 0.79, 0.83, 0.85, 0.88, 0.91),
+    (0.40, 0.42, 0.46, 0.50, 0.54, 0.58, 0.61, 0.64, 0.66, 0.69, 0.72, 0.76, 0.79, 0.82, 0.85, 0.88),
+    (0.37, 0.39, 0.42, 0.46, 0.50, 0.54, 0.56, 0.59, 0.63, 0.66, 0.69, 0.72, 0.76, 0.78, 0.82, 0.86),
+    (0.35, 0.36, 0.40, 0.42, 0.46, 0.50, 0.54, 0.57, 0.59, 0.63, 0.67, 0.70, 0.73, 0.76, 0.79, 0.82),
+    (0.31, 0.33, 0.37, 0.39, 0.44, 0.46, 0.50, 0.54, 0.58, 0.61, 0.64, 0.68, 0.71, 0.72, 0.75, 0.79),
+    (0.29, 0.30, 0.34, 0.36, 0.41, 0.43, 0.46, 0.50, 0.54, 0.57, 0.59, 0.62, 0.65, 0.68, 0.72, 0.76),
+    (0.27, 0.26, 0.31, 0.34, 0.37, 0.41, 0.42, 0.46, 0.50, 0.54, 0.58, 0.61, 0.63, 0.66, 0.69, 0.73),
+    (0.24, 0.24, 0.28, 0.31, 0.34, 0.37, 0.39, 0.43, 0.46, 0.50, 0.54, 0.56, 0.59, 0.62, 0.66, 0.69),
+    (0.22, 0.21, 0.24, 0.28, 0.31, 0.33, 0.36, 0.41, 0.42, 0.46, 0.50, 0.54, 0.56, 0.58, 0.61, 0.65),
+    (0.18, 0.19, 0.21, 0.24, 0.28, 0.30, 0.32, 0.38, 0.39, 0.44, 0.46, 0.50, 0.54, 0.57, 0.58, 0.62),
+    (0.14, 0.16, 0.17, 0.21, 0.24, 0.27, 0.29, 0.35, 0.37, 0.41, 0.44, 0.46, 0.50, 0.54, 0.56, 0.59),
+    (0.09, 0.13, 0.15, 0.18, 0.22, 0.24, 0.28, 0.32, 0.34, 0.38, 0.42, 0.43, 0.46, 0.50, 0.54, 0.56),
+    (0.05, 0.11, 0.12, 0.15, 0.18, 0.21, 0.25, 0.28, 0.31, 0.34, 0.39, 0.42, 0.44, 0.46, 0.50, 0.54),
+    (0.02, 0.08, 0.09, 0.12, 0.14, 0.18, 0.21, 0.24, 0.27, 0.31, 0.35, 0.38, 0.41, 0.44, 0.46, 0.50),
+)
+REWARD_GAPS = (0.06, 0.11, 0.16, 0.21)
+PREFERENCE_GAPS = (0.03, 0.05, 0.07, 0.09, 0.11)
+TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A validated DR-MAB instance; build it with :func:`make_instance` or a generator."""
+
+    means: np.ndarray
+    preference: np.ndarray
+    name: str = "custom"
+    best: int = field(default=0)
+
+    @property
+    def n_arms(self) -> int:
+        return int(self.means.shape[0])
+
+    @property
+    def reward_gaps(self) -> np.ndarray:
+        """Δ^R_k = μ_best − μ_k (0 for the best arm)."""
+        return self.means[self.best] - self.means
+
+    @property
+    def duel_gaps(self) -> np.ndarray:
+        """Δ^D_k = ν_{best,k} − 1/2 (0 for the best arm)."""
+        g = self.preference[self.best] - 0.5
+        g[self.best] = 0.0
+        return g
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "n_arms": self.n_arms, "best_arm": self.best,
+                "means": [float(x) for x in self.means],
+                "preference": [[float(x) for x in row] for row in self.preference]}
+
+
+def make_instance(means: Any, preference: Any, name: str = "custom", source: str = "instance") -> Instance:
+    """Validate means and matrix (InputError naming the bad entry) and return an :class:`Instance`.
+
+    Entries are 1-based in messages, like the paper's arm numbers.
+    """
+    try:
+        mu = np.array(means, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{source}: means must be a list of numbers, got {means!r}") from None
+    try:
+        nu = np.array(preference, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{source}: preference must be a square matrix of numbers (rows of equal length)") from None
+    if mu.ndim != 1 or mu.size < 2:
+        raise InputError(f"{source}: means has shape {mu.shape}; expected a list of at least 2 numbers")
+    k = mu.size
+    if nu.ndim != 2 or nu.shape[0] != nu.shape[1]:
+        raise InputError(f"{source}: preference matrix has shape {nu.shape}; expected a square K×K matrix")
+    if nu.shape[0] != k:
+        raise InputError(f"{source}: preference matrix is {nu.shape[0]}×{nu.shape[1]} but there are {k} means; "
+                         "expected one row and column per arm")
+    for i, m in enumerate(mu):
+        if not (np.isfinite(m) and 0.0 <= m <= 1.0):
+            raise InputError(f"{source}: means[{i + 1}] = {float(m)!r} is not a Bernoulli mean; expected a value in [0, 1]")
+    for i in range(k):
+        for j in range(k):
+            v = nu[i, j]
+            if not (np.isfinite(v) and 0.0 <= v <= 1.0):
+                raise InputError(f"{source}: preference[{i + 1},{j + 1}] = {float(v)!r} is not a probability; "
+                                 "expected a value in [0, 1]")
+    for i in range(k):
+        if abs(nu[i, i] - 0.5) > TOL:
+            raise InputError(f"{source}: preference[{i + 1},{i + 1}] = {float(nu[i, i])!r}; expected 0.5 on the diagonal")
+        for j in range(i + 1, k):
+            if abs(nu[i, j] + nu[j, i] - 1.0) > TOL:
+                raise InputError(f"{source}: preference[{i + 1},{j + 1}] + preference[{j + 1},{i + 1}] = "
+                                 f"{float(nu[i, j] + nu[j, i])!r}; expected ν + νᵀ = 1")
+    winners = [i for i in range(k) if all(nu[i, j] > 0.5 for j in range(k) if j != i)]
+    if not winners:
+        raise InputError(f"{source}: preference matrix has no Condorcet winner (no arm beats every other arm "
+                         "with probability > 0.5)")
+    best = winners[0]
+    if mu[best] < mu.max() - TOL:
+        raise InputError(f"{source}: the Condorcet winner, arm {best + 1}, has mean {float(mu[best])!r} below the largest "
+                         f"mean {float(mu.max())!r} (arm {int(mu.argmax()) + 1}); expected the same optimal arm for both "
+                         "feedback types")
+    # exact symmetry, so simulated duels see ν and 1 − ν as the same number
+    upper = np.triu(nu, 1)
+    nu = upper + (1.0 - upper.T) * np.tril(np.ones((k, k)), -1)
+    np.fill_diagonal(nu, 0.5)
+    mu.setflags(write=False)
+    nu.setflags(write=False)
+    return Instance(mu, nu, name=name, best=best)
+
+
+# ------------------------------------------------------------------------------------------ generators
+def official16() -> Instance:
+    """The 16-arm instance of the paper's experiments (means 0.86, 0.80, 0.75, ..., 0.10)."""
+    return make_instance(OFFICIAL16_MEANS, OFFICIAL16_PREFERENCE, name="official16")
+
+
+def reward_gap_instance(gap: float, n_arms: int = 16, top: float = 0.9, preference: Any = None) -> Instance:
+    """μ_1 = top, μ_{k+1} = μ_k − gap, clipped to [0, 1]; the official matrix unless one is given."""
+    if not gap > 0:
+        raise InputError(f"reward gap = {gap!r}; expected a positive number")
+    means = np.clip(top - gap * np.arange(n_arms), 0.0, 1.0)
+    if preference is None:
+        if n_arms != 16:
+            preference = preference_gap_matrix(0.03, n_arms)
+        else:
+            preference = OFFICIAL16_PREFERENCE
+    return make_instance(means, preference, name=f"reward-gap:{gap:g}")
+
+
+def preference_gap_matrix(gap: float, n_arms: int) -> np.ndarray:
+    """ν_{k,l} = 1/2 + (l − k)·gap for l > k, clipped to [0, 1], and ν_{l,k} = 1 − ν_{k,l}."""
+    if not gap > 0:
+        raise InputError(f"preference gap = {gap!r}; expected a positive number")
+    idx = np.arange(n_arms)
+    nu = np.clip(0.5 + (idx[None, :] - idx[:, None]) * gap, 0.0, 1.0)
+    upper = np.triu(nu, 1)
+    return upper + (1.0 - upper.T) * np.tril(np.ones((n_arms, n_arms)), -1) + 0.5 * np.eye(n_arms)
+
+
+def preference_gap_instance(gap: float, means: Any = OFFICIAL16_MEANS) -> Instance:
+    """The official means with the linear preference-gap matrix (lower triangle 1 − ν, not 0.5 − ν)."""
+    means = np.asarray(means, dtype=np.float64)
+    return make_instance(means, preference_gap_matrix(gap, means.size), name=f"pref-gap:{gap:g}")
+
+
+def bradley_terry_matrix(utilities: Any, scale: float = 1.0) -> np.ndarray:
+    """ν_{k,l} = σ(scale·(u_k − u_l)), with exact ν + νᵀ = 1."""
+    u = np.asarray(utilities, dtype=np.float64)
+    z = scale * (u[:, None] - u[None, :])
+    nu = 0.5 * (1.0 + np.tanh(0.5 * z))  # σ(z), antisymmetric about 1/2 to the last bit
+    return nu
+
+
+def bradley_terry_instance(means: Any, scale: float = 4.0, utilities: Any = None) -> Instance:
+    """Bernoulli means plus ν = σ(scale·(u_k − u_l)) with utilities u = means unless given."""
+    means = np.asarray(means, dtype=np.float64)
+    if not scale > 0:
+        raise InputError(f"Bradley–Terry scale = {scale!r}; expected a positive number")
+    u = means if utilities is None else np.asarray(utilities, dtype=np.float64)
+    if u.shape != means.shape:
+        raise InputError(f"utilities has {u.size} entries but there are {means.size} means")
+    return make_instance(means, bradley_terry_matrix(u, scale), name=f"bradley-terry:{scale:g}")
+
+
+def fit_bradley_terry(wins: Any, *, prior: float = 0.0, tol: float = 1e-12, max_iter: int = 10000,
+                      source: str = "wins") -> np.ndarray:
+    """Maximum-likelihood Bradley–Terry utilities from a K×K win-count matrix (``wins[k, l]`` = times k beat l).
+
+    Hunter's (2004) MM iteration π_k ← W_k / Σ_l n_{kl}/(π_k + π_l); ``prior`` adds that many wins to
+    every ordered pair (a pseudo-count that makes the maximum-likelihood estimate exist when some arm
+    never won or never lost). Returns utilities u = log π centred to mean 0.
+    """
+    w = np.array(wins, dtype=np.float64)
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] < 2:
+        raise InputError(f"{source}: win counts have shape {w.shape}; expected a square K×K matrix, K ≥ 2")
+    bad = np.argwhere(~np.isfinite(w) | (w < 0))
+    if bad.size:
+        i, j = bad[0]
+        raise InputError(f"{source}: wins[{i + 1},{j + 1}] = {float(w[i, j])!r}; expected a non-negative count")
+    k = w.shape[0]
+    np.fill_diagonal(w, 0.0)
+    if prior > 0:
+        w = w + prior * (1.0 - np.eye(k))
+    n = w + w.T
+    total = w.sum(axis=1)
+    # the MLE exists iff the directed "beats" graph is strongly connected
+    reach = _strongly_connected(w > 0)
+    if not reach:
+        raise InputError(f"{source}: the Bradley–Terry maximum-likelihood fit does not exist (some group of arms "
+                         "never lost, or never won, against the rest); add a pseudo-count with prior > 0")
+    pi = np.ones(k)
+    for _ in range(max_iter):
+        denom = (n / (pi[:, None] + pi[None, :])).sum(axis=1)
+        new = total / denom
+        new /= np.exp(np.mean(np.log(new)))
+        if np.max(np.abs(np.log(new) - np.log(pi))) < tol:
+            pi = new
+            break
+        pi = new
+    u = np.log(pi)
+    return u - u.mean()
+
+
+def _strongly_connected(adj: np.ndarray) -> bool:
+    k = adj.shape[0]
+    for a in (adj, adj.T):
+        seen = np.zeros(k, dtype=bool)
+        stack = [0]
+        seen[0] = True
+        while stack:
+            i = stack.pop()
+            for j in np.flatnonzero(a[i] & ~seen):
+                seen[j] = True
+                stack.append(int(j))
+        if not seen.all():
+            return False
+    return True
+
+
+# -------------------------------------------------------------------------------------- presets, files
+PRESETS = ("official16", "reward-gap:G", "pref-gap:G", "bradley-terry:S")
+
+
+def preset(spec: str) -> Instance:
+    """An instance by name: ``official16``, ``reward-gap:0.11``, ``pref-gap:0.05``, ``bradley-terry:4``."""
+    name, _, arg = spec.partition(":")
+    name = name.strip().lower()
+    if name == "official16" and not arg:
+        return official16()
+    if name in ("reward-gap", "pref-gap", "bradley-terry", "bt"):
+        try:
+            value = float(arg) if arg else {"reward-gap": 0.06, "pref-gap": 0.03}.get(name, 4.0)
+        except ValueError:
+            raise InputError(f"preset {spec!r}: {arg!r} is not a number") from None
+        if name == "reward-gap":
+            return reward_gap_instance(value)
+        if name == "pref-gap":
+            return preference_gap_instance(value)
+        return bradley_terry_instance(OFFICIAL16_MEANS, scale=value)
+    raise InputError(f"unknown preset {spec!r}; expected one of {', '.join(PRESETS)}")
+
+
+INSTANCE_KEYS = ("name", "means", "preference", "scale", "utilities", "wins", "prior")
+
+
+def instance_from_mapping(data: Any, *, source: str = "instance", base: Path | None = None) -> Instance:
+    """An instance from a YAML mapping.
+
+    ``means`` (list) is required. ``preference`` is a K×K list of rows, the path of a K×K CSV matrix
+    (no header), or ``bradley-terry`` (with optional ``scale`` and ``utilities``). Instead of
+    ``preference``, ``wins`` may give a K×K win-count matrix (list or CSV path) to fit Bradley–Terry
+    (with optional ``prior``). ``name`` is optional. Paths are relative to the YAML file.
+    """
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: expected a mapping with keys 'means' and 'preference' (or 'wins')")
+    unknown = sorted(set(data) - set(INSTANCE_KEYS))
+    if unknown:
+        raise InputError(f"{source}: unknown key(s) {', '.join(map(repr, unknown))}; expected {', '.join(INSTANCE_KEYS)}")
+    if "means" not in data:
+        raise InputError(f"{source}: missing key 'means' (the K Bernoulli reward means)")
+    means = data["means"]
+    name = str(data.get("name", Path(source).stem if source != "instance" else "custom"))
+    pref = data.get("preference")
+    wins = data.get("wins")
+    if (pref is None) == (wins is None):
+        raise InputError(f"{source}: give exactly one of 'preference' (matrix, CSV path or 'bradley-terry') "
+                         "and 'wins' (pairwise win counts)")
+    if wins is not None:
+        w = _matrix_or_csv(wins, "wins", source, base)
+        u = fit_bradley_terry(w, prior=float(data.get("prior", 0.0)), source=f"{source}: wins")
+        return make_instance(means, bradley_terry_matrix(u), name=name, source=source)
+    if isinstance(pref, str) and pref.strip().lower() in ("bradley-terry", "bt"):
+        try:
+            m = np.asarray(means, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"{source}: means must be a list of numbers") from None
+        utilities = data.get("utilities")
+        scale = float(data.get("scale", 4.0))
+        if not scale > 0:
+            raise InputError(f"{source}: scale = {scale!r}; expected a positive number")
+        u = m if utilities is None else np.asarray(utilities, dtype=np.float64)
+        if u.shape != m.shape:
+            raise InputError(f"{source}: utilities has {u.size} entries but there are {m.size} means")
+        return make_instance(m, bradley_terry_matrix(u, scale), name=name, source=source)
+    return make_instance(means, _matrix_or_csv(pref, "preference", source, base), name=name, source=source)
+
+
+def _matrix_or_csv(value: Any, key: str, source: str, base: Path | None) -> Any:
+    if isinstance(value, str):
+        path = Path(value)
+        if base is not None and not path.is_absolute():
+            path = base / path
+        return read_matrix_csv(path)
+    return value
+
+
+def read_matrix_csv(path: str | os.PathLike) -> np.ndarray:
+    """A numeric K×K matrix from a CSV/TSV file without header (a header row of labels is skipped)."""
+    from paperkit.core import io
+
+    p = io.require_file(path)
+    text = p.read_text(encoding="utf-8")
+    delim = "\t" if "\t" in text else ","
+    rows = [r for r in (line.strip() for line in text.splitlines()) if r and not r.startswith("#")]
+    out = []
+    for i, r in enumerate(rows):
+        cells = [c.strip() for c in r.split(delim)]
+        try:
+            out.append([float(c) for c in cells])
+        except ValueError:
+            if i == 0:
+                continue  # header
+            raise InputError(f"{path}: row {i + 1} has a non-numeric entry; expected numbers") from None
+    widths = {len(r) for r in out}
+    if len(widths) != 1:
+        raise InputError(f"{path}: rows have different lengths {sorted(widths)}; expected a square matrix")
+    return np.array(out, dtype=np.float64)
+
+
+def load_instance(path: str | os.PathLike) -> Instance:
+    """An instance from a YAML file (see :func:`instance_from_mapping`)."""
+    from paperkit.core import io
+
+    p = io.require_file(path)
+    return instance_from_mapping(io.read_yaml(p), source=str(path), base=p.parent)
+
+
+def resolve_instance(preset_name: str | None = None, path: str | os.PathLike | None = None) -> Instance:
+    """The instance a command asked for: ``--instance FILE`` or ``--preset NAME`` (default official16)."""
+    from paperkit.core.errors import UsageError
+
+    if preset_name and path:
+        raise UsageError("--preset and --instance are mutually exclusive; give one")
+    if path:
+        return load_instance(path)
+    return preset(preset_name or "official16")

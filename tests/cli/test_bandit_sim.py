@@ -1,0 +1,117 @@
+"""bandit-sim / bandit-sweep / bandit-bound through the real entry point: outputs, determinism, bad input."""
+
+import json
+
+import pytest
+
+from paperkit.core.io import read_json, read_table
+
+FAST = ["-T", "3000", "--runs", "3", "-q"]
+
+
+def test_sim_writes_the_run_dir_and_ranks(pk, tmp_path):
+    d = tmp_path / "run"
+    r = pk("bandit-sim", *FAST, "--algos", "decofusion,elimfusion,ucb,rucb", "--run-dir", d)
+    assert r.exit_code == 0, r.stderr
+    summary = json.loads(r.stdout)  # stdout: exactly one JSON line
+    assert len(r.stdout.strip().splitlines()) == 1
+    assert [x["algo"] for x in summary["ranking"]][0] == "decofusion"
+    for name in ("regret.csv", "final.json", "instance.yaml", "regret.png", "manifest.json", "config.yaml"):
+        assert (d / name).exists(), name
+    table = read_table(d / "regret.csv")
+    assert set(table.columns) >= {"algo", "t", "regret_mean", "regret_std", "reward_regret_mean",
+                                  "duel_regret_mean"}
+    final = read_json(d / "final.json")
+    assert final["lower_bound_constant"] > 0 and len(final["ranking"]) == 4
+    means = [x["regret_mean"] for x in final["ranking"]]
+    assert means == sorted(means)
+
+
+def test_same_seed_same_bytes_and_resume(pk, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    args = [*FAST, "--algos", "decofusion,med-nofusion", "--seed", "5"]
+    assert pk("bandit-sim", *args, "--run-dir", a).exit_code == 0
+    assert pk("bandit-sim", *args, "--jobs", "1", "--run-dir", b).exit_code == 0
+    for name in ("regret.csv", "final.json", "instance.yaml"):
+        assert (a / name).read_bytes() == (b / name).read_bytes()
+    # a finished run is not overwritten; --resume reuses the checkpoints and gives the same bytes
+    assert pk("bandit-sim", *args, "--run-dir", a).exit_code == 1
+    before = (a / "regret.csv").read_bytes()
+    (a / "manifest.json").unlink()
+    assert pk("bandit-sim", *args, "--run-dir", a, "--resume").exit_code == 0
+    assert (a / "regret.csv").read_bytes() == before
+
+
+def test_instance_file_and_bound(pk, tmp_path):
+    inst = tmp_path / "inst.yaml"
+    inst.write_text("means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n")
+    r = pk("bandit-bound", "--instance", inst, "--alpha", "0.3", "-T", "1000")
+    assert r.exit_code == 0, r.stderr
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["arm"] for x in rows] == [2, 3, "total"]
+    assert rows[-1]["cost"] == pytest.approx(rows[0]["cost"] + rows[1]["cost"])
+    d = tmp_path / "sim"
+    assert pk("bandit-sim", "--instance", inst, *FAST, "--run-dir", d).exit_code == 0
+
+
+def test_sweep_writes_csv_and_png(pk, tmp_path):
+    d = tmp_path / "sw"
+    r = pk("bandit-sweep", "--sweep", "pref-gap", "--values", "0.05,0.1", "--algos", "decofusion,elimfusion",
+           *FAST, "--run-dir", d)
+    assert r.exit_code == 0, r.stderr
+    rows = read_table(d / "sweep.csv")
+    assert len(rows.column("value")) == 4 and (d / "sweep.png").exists()
+
+
+BAD_NU = "[[0.5, 0.7, 0.8], [0.4, 0.5, 0.6], [0.2, 0.4, 0.5]]"
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (["--alpha", "1.5"], 2, "alpha"),
+    (["--algos", "decofusion,thompson"], 2, "thompson"),
+    (["-T", "0"], 2, "horizon"),
+    (["--runs", "0"], 2, "runs"),
+    (["--preset", "nope"], 3, "unknown preset"),
+    (["--preset", "official16", "--instance", "x.yaml"], 2, "mutually exclusive"),
+    (["--instance", "missing.yaml"], 3, "missing.yaml"),
+])
+def test_bad_options(pk, tmp_path, args, code, words):
+    d = tmp_path / "out"
+    r = pk("bandit-sim", *FAST, *args, "--run-dir", d)
+    assert r.exit_code == code, r.stderr
+    assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+    assert not d.exists()
+
+
+@pytest.mark.parametrize("body, words", [
+    ("means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7], [0.3, 0.5]]\n", "there are 3 means"),
+    ("means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6]]\n", "square"),
+    ("means: [0.9, 0.6, 0.5]\npreference: " + BAD_NU + "\n", "preference[1,2] + preference[2,1]"),
+    ("means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7, 0.3], [0.3, 0.5, 0.6], [0.7, 0.4, 0.5]]\n", "Condorcet"),
+    ("means: [0.9, 1.6, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n", "means[2] = 1.6"),
+    ("means: [0.9, 0.6, 0.5]\n", "exactly one"),
+])
+def test_bad_instances(pk, tmp_path, body, words):
+    inst = tmp_path / "inst.yaml"
+    inst.write_text(body)
+    for cmd, extra in (("bandit-bound", []), ("bandit-sim", [*FAST, "--run-dir", tmp_path / "o"])):
+        r = pk(cmd, "--instance", inst, *extra)
+        assert r.exit_code == 3, r.stderr
+        assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+    assert not (tmp_path / "o").exists()
+
+
+def test_sweep_bad_values(pk, tmp_path):
+    r = pk("bandit-sweep", "--sweep", "alpha", "--values", "0.2,1.4", "--run-dir", tmp_path / "s")
+    assert r.exit_code == 2 and "1.4" in r.stderr
+    r = pk("bandit-sweep", "--sweep", "reward-gap", "--values", "a,b", "--run-dir", tmp_path / "s")
+    assert r.exit_code == 2 and "--values" in r.stderr
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.slow
+def test_console_script_subprocess(pk_bin, tmp_path):
+    r = pk_bin("bandit-bound", "--preset", "pref-gap:0.05", "-o", "-")
+    assert r.exit_code == 0 and r.stdout.count("\n") == 16
+    r = pk_bin("bandit-sim", "-T", "2000", "--runs", "2", "--algos", "decofusion", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 0 and json.loads(r.stdout)["ranking"][0]["algo"] == "decofusion"
