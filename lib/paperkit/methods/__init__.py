@@ -1,0 +1,1 @@
+"""One package per paper: the methods behind the commands (no CLI code here)."""
