@@ -1,1 +1,0 @@
-"""One package per paper: the methods behind the commands (no CLI code here)."""
