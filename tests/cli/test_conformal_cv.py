@@ -75,9 +75,10 @@ def test_classification_mode(pk, tmp_path):
     write_table(tmp_path / "tr.csv", {k: v[perm[:100]] for k, v in cols.items()})
     write_table(tmp_path / "te.csv", {k: v[perm[100:]] for k, v in cols.items()})
     r = pk("conformal-cv", "--task", "classification", "--model", "logistic", "--train", tmp_path / "tr.csv",
-           "--test", tmp_path / "te.csv", "--target", "species", "--methods", "mod,e-mod", "--score", "aps",
-           "-o", tmp_path / "sets.jsonl")
+           "--test", tmp_path / "te.csv", "--target", "species", "--score", "aps", "-o", tmp_path / "sets.jsonl")
     assert r.exit_code == 0, r.stderr
+    assert list(json.loads(r.stdout)["methods"]) == ["mod", "e-mod", "u-mod", "eu-mod", "cross", "e-cross",
+                                                      "u-cross", "eu-cross"]
     rows = [json.loads(line) for line in (tmp_path / "sets.jsonl").read_text().splitlines()]
     assert all(set(json.loads(x["set"])) <= {"setosa", "versicolor", "virginica"} for x in rows)
     assert json.loads(r.stdout)["methods"]["mod"]["coverage"] >= 0.8

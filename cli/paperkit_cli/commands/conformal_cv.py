@@ -25,8 +25,9 @@ METHOD_HELP = ("mod, e-mod, u-mod, eu-mod, cross, e-cross, u-cross, eu-cross, bo
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True, help="K, the number of folds.")
 @click.option("--alpha", type=float, default=0.1, show_default=True,
               help="Miscoverage level in (0, 0.5]; the mod-cross family guarantees 1 - 2 alpha.")
-@click.option("--methods", default="mod,e-mod,u-mod,eu-mod,cross,e-cross,u-cross,eu-cross,cvplus,split",
-              show_default=True, help=f"Comma-separated: {METHOD_HELP}.")
+@click.option("--methods", default=None,
+              help=f"Comma-separated: {METHOD_HELP} [default: mod, e-mod, u-mod, eu-mod, cross, e-cross, u-cross, "
+                   "eu-cross, cvplus, split; classification: the combiner methods without Bonferroni].")
 @click.option("--score", type=click.Choice(["absolute", "normalized", "lac", "aps"]), default=None,
               help="Score [default: absolute for regression, lac for classification]; normalized = |y - mu| / sigma.")
 @click.option("--sigma-model", default="rf", show_default=True, metavar="NAME",

@@ -20,7 +20,7 @@ from paperkit.core.errors import InputError, UsageError
 from paperkit.core.io import Table
 from paperkit.methods.conformal.baselines import jackknife_plus, split_conformal
 from paperkit.methods.conformal.classification import CLASS_METHODS, CrossConformalClassifier
-from paperkit.methods.conformal.combiners import METHODS, check_alpha, guarantee, parse_methods
+from paperkit.methods.conformal.combiners import DEFAULT_METHODS, METHODS, check_alpha, guarantee, parse_methods
 from paperkit.methods.conformal.models import make_model
 from paperkit.methods.conformal.regression import CrossConformalRegressor, cross_conformal_sets, fold_pvalues
 from paperkit.methods.conformal.sets import PredictionSets
@@ -55,7 +55,7 @@ def _finite(x: float) -> float | None:
 
 def predict_table(train: Table, test: Table, *, target: str, features: Sequence[str] | None = None,
                   task: str = "regression", model: str = "ridge", model_params: dict[str, Any] | None = None,
-                  n_folds: int = 5, alpha: float = 0.1, methods: Sequence[str] | str = "mod",
+                  n_folds: int = 5, alpha: float = 0.1, methods: Sequence[str] | str | None = None,
                   score: str | None = None, sigma_model: str = "rf", seed: int = 0, jobs: int | None = None,
                   progress: Callable[..., Any] | None = None) -> Prediction:
     alpha = check_alpha(alpha)
@@ -69,13 +69,14 @@ def predict_table(train: Table, test: Table, *, target: str, features: Sequence[
     has_y = test.has(target)
     estimator = make_model(model, model_params, task=task, seed=seed, jobs=jobs)
     if task == "classification":
+        methods = methods or [m for m in CLASS_METHODS if not m.startswith("bonferroni")]
         return _classify(train, test, target, X, Xt, has_y, estimator, n_folds, alpha, methods, score or "lac",
                          seed, progress)
     if task != "regression":
         raise UsageError(f"task = {task!r} is unknown; expected regression or classification")
     y = train.numeric([target])[:, 0]
     yt = test.numeric([target])[:, 0] if has_y else None
-    methods = parse_methods(methods)
+    methods = parse_methods(methods or DEFAULT_METHODS)
     if len(y) < n_folds:
         raise InputError(f"{train.source}: {len(y)} rows cannot be split into {n_folds} folds; "
                          "need at least one row per fold")
