@@ -27,14 +27,15 @@ _MEAN, _E, _U, _EU, _VOVK, _MIN = (COMBINER_CODE[c] for c in ("mean", "e", "u", 
 
 
 @njit(cache=True, fastmath=False)
-def _evaluate(counts, sizes, n_total, sum_counts, u, codes, levels, flags):
-    K = counts.shape[0]
+def _evaluate(pk, n_total, sum_counts, u, codes, levels, flags):
+    # pk[k] = (1 + c_k) / (m_k + 1), kept up to date by the sweep
+    K = pk.shape[0]
     total = 0.0
     e_val = np.inf
     p_min = np.inf
-    p_first = (1.0 + counts[0]) / (sizes[0] + 1.0)
+    p_first = pk[0]
     for k in range(K):
-        p = (1.0 + counts[k]) / (sizes[k] + 1.0)
+        p = pk[k]
         total += p
         run = total / (k + 1)
         if run < e_val:
@@ -114,12 +115,15 @@ def _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, o
         _sift_down(hpos, hrun, size, i)
     leaving = np.empty(n, dtype=np.int64)
     counts = np.zeros(K)
+    pk = np.empty(K)
+    for k in range(K):
+        pk[k] = 1.0 / (sizes[k] + 1.0)
     sum_counts = 0.0
     seg = np.empty(M, dtype=np.bool_)
     point = np.empty(M, dtype=np.bool_)
     inside = np.zeros(M, dtype=np.bool_)
     start = np.empty(M)
-    _evaluate(counts, sizes, n, sum_counts, u[t], codes, levels, seg)
+    _evaluate(pk, n, sum_counts, u[t], codes, levels, seg)
     for j in range(M):
         out_n[t, j] = 0
         if seg[j]:
@@ -134,6 +138,7 @@ def _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, o
             k = j // 2
             if j % 2 == 0:
                 counts[k] += 1.0
+                pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
                 sum_counts += 1.0
                 has_enter = True
             else:
@@ -149,7 +154,7 @@ def _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, o
             _sift_down(hpos, hrun, size, 0)
         # the point b: every score whose closed interval touches b counts
         if has_enter:
-            _evaluate(counts, sizes, n, sum_counts, u[t], codes, levels, point)
+            _evaluate(pk, n, sum_counts, u[t], codes, levels, point)
         else:
             point[:] = seg
         for j in range(M):
@@ -162,9 +167,11 @@ def _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, o
         # the open segment after b
         if n_leave > 0:
             for r in range(n_leave):
-                counts[leaving[r]] -= 1.0
+                k = leaving[r]
+                counts[k] -= 1.0
+                pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
             sum_counts -= n_leave
-            _evaluate(counts, sizes, n, sum_counts, u[t], codes, levels, seg)
+            _evaluate(pk, n, sum_counts, u[t], codes, levels, seg)
         else:
             seg[:] = point
         for j in range(M):
