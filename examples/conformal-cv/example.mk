@@ -8,6 +8,7 @@ conformal-cv: conformal-cv/out/sim/results.csv conformal-cv/out/diabetes.csv
 conformal-cv/out/sim/results.csv: conformal-cv/configs/sim.yaml
 	$(PAPERKIT) conformal-sim --config $< --seed 0 --run-dir conformal-cv/out/sim --force -q > /dev/null
 
+.PRECIOUS: conformal-cv/out/data%/train.csv
 conformal-cv/out/data%/train.csv: conformal-cv/split_diabetes.py
 	mkdir -p $(@D)
 	python $< $* $(@D)

@@ -20,7 +20,13 @@ from paperkit.core.errors import InputError, UsageError
 from paperkit.core.io import Table
 from paperkit.methods.conformal.baselines import jackknife_plus, split_conformal
 from paperkit.methods.conformal.classification import CLASS_METHODS, CrossConformalClassifier
-from paperkit.methods.conformal.combiners import DEFAULT_METHODS, METHODS, check_alpha, guarantee, parse_methods
+from paperkit.methods.conformal.combiners import (
+    DEFAULT_METHODS,
+    METHODS,
+    check_alpha,
+    guarantee,
+    parse_methods,
+)
 from paperkit.methods.conformal.models import make_model
 from paperkit.methods.conformal.regression import CrossConformalRegressor, cross_conformal_sets, fold_pvalues
 from paperkit.methods.conformal.sets import PredictionSets
