@@ -202,6 +202,93 @@ _paperkit_cogmath_report_completion_setup() {
 
 _paperkit_cogmath_report_completion_setup;
 
+_paperkit_conformal_combine_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_CONFORMAL_COMBINE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_conformal_combine_completion_setup() {
+    complete -o nosort -F _paperkit_conformal_combine_completion paperkit-conformal-combine
+}
+
+_paperkit_conformal_combine_completion_setup;
+
+_paperkit_conformal_cv_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_CONFORMAL_CV_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_conformal_cv_completion_setup() {
+    complete -o nosort -F _paperkit_conformal_cv_completion paperkit-conformal-cv
+}
+
+_paperkit_conformal_cv_completion_setup;
+
+_paperkit_conformal_sim_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_CONFORMAL_SIM_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_conformal_sim_completion_setup() {
+    complete -o nosort -F _paperkit_conformal_sim_completion paperkit-conformal-sim
+}
+
+_paperkit_conformal_sim_completion_setup;
+
 _paperkit_mvml_fit_completion() {
     local IFS=$'\n'
     local response

@@ -125,6 +125,60 @@ end;
 
 complete --no-files --command paperkit-cogmath-report --arguments "(_paperkit_cogmath_report_completion)";
 
+function _paperkit_conformal_combine_completion;
+    set -l response (env _PAPERKIT_CONFORMAL_COMBINE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-conformal-combine);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-conformal-combine --arguments "(_paperkit_conformal_combine_completion)";
+
+function _paperkit_conformal_cv_completion;
+    set -l response (env _PAPERKIT_CONFORMAL_CV_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-conformal-cv);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-conformal-cv --arguments "(_paperkit_conformal_cv_completion)";
+
+function _paperkit_conformal_sim_completion;
+    set -l response (env _PAPERKIT_CONFORMAL_SIM_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-conformal-sim);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-conformal-sim --arguments "(_paperkit_conformal_sim_completion)";
+
 function _paperkit_mvml_fit_completion;
     set -l response (env _PAPERKIT_MVML_FIT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mvml-fit);
 
