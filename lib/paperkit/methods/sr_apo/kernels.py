@@ -1,0 +1,384 @@
+"""Numba engine: expressions interpreted node by node over all rows, fitted by Levenberg–Marquardt.
+
+Each expression is a prefix token row (see :mod:`.grammar`). Values are computed bottom-up with the
+loop over rows innermost (vectorisable); subtrees without constants are computed once per expression.
+The Jacobian of the predictions with respect to the constants comes from one reverse (adjoint) pass
+through the tree: every node has one parent, so each adjoint is a single product, and the Jacobian
+column of constant c is the adjoint at the leaf of c. Levenberg–Marquardt with Marquardt's diagonal
+scaling then minimises the mean squared error from the paper's seeded start
+(``numpy.random.seed(seed); 2 * rand(k) - 1``), in parallel over expressions with ``prange``.
+
+Plain references: :func:`evaluate_reference` (recursive NumPy), :func:`jacobian_reference` (central
+differences), and ``_fit_one.py_func`` (the same Levenberg–Marquardt interpreted by Python), which
+the tests compare with the jitted kernels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from paperkit.methods.sr_apo.grammar import ADD, CONST, DIV, FEAT0, MUL, POW, SUB
+
+# Status codes per expression.
+OK, FAILED = 0, 1
+
+
+@njit(cache=True, error_model="numpy")
+def _prepare(tok: np.ndarray, L: int, end: np.ndarray, cidx: np.ndarray, dep: np.ndarray) -> int:
+    """Subtree ends, constant numbers and whether each subtree holds a constant; returns k."""
+    k = 0
+    for i in range(L):
+        if tok[i] == CONST:
+            cidx[i] = k
+            k += 1
+        else:
+            cidx[i] = -1
+    for i in range(L - 1, -1, -1):
+        t = tok[i]
+        if 1 <= t <= 5:
+            a = i + 1
+            b = end[a]
+            end[i] = end[b]
+            dep[i] = dep[a] or dep[b]
+        else:
+            end[i] = i + 1
+            dep[i] = t == CONST
+    return k
+
+
+@njit(cache=True, error_model="numpy")
+def _node(tok: np.ndarray, i: int, end: np.ndarray, cidx: np.ndarray, Xt: np.ndarray, theta: np.ndarray,
+          V: np.ndarray, n: int) -> None:
+    """Compute V[i, :] from its children (already computed)."""
+    t = tok[i]
+    if t == CONST:
+        c = theta[cidx[i]]
+        for r in range(n):
+            V[i, r] = c
+    elif t >= FEAT0:
+        j = t - FEAT0
+        for r in range(n):
+            V[i, r] = Xt[j, r]
+    else:
+        a = i + 1
+        b = end[a]
+        if t == ADD:
+            for r in range(n):
+                V[i, r] = V[a, r] + V[b, r]
+        elif t == SUB:
+            for r in range(n):
+                V[i, r] = V[a, r] - V[b, r]
+        elif t == MUL:
+            for r in range(n):
+                V[i, r] = V[a, r] * V[b, r]
+        elif t == DIV:
+            for r in range(n):
+                V[i, r] = V[a, r] / V[b, r]
+        else:
+            for r in range(n):
+                V[i, r] = math.pow(abs(V[a, r]), V[b, r])
+
+
+@njit(cache=True, error_model="numpy")
+def _forward(tok: np.ndarray, L: int, end: np.ndarray, cidx: np.ndarray, dep: np.ndarray, Xt: np.ndarray,
+             theta: np.ndarray, V: np.ndarray, n: int, which: int) -> None:
+    """which = 0: nodes without constants; 1: nodes with constants; 2: all nodes."""
+    for i in range(L - 1, -1, -1):
+        if which == 2 or (which == 1) == dep[i]:
+            _node(tok, i, end, cidx, Xt, theta, V, n)
+
+
+@njit(cache=True, error_model="numpy")
+def _backward(tok: np.ndarray, L: int, end: np.ndarray, cidx: np.ndarray, dep: np.ndarray, V: np.ndarray,
+              G: np.ndarray, J: np.ndarray, n: int) -> None:
+    """Adjoints G[i] = d(root)/d(node i) per row for nodes with constants; J[c] = adjoint at constant c."""
+    for r in range(n):
+        G[0, r] = 1.0
+    for i in range(L):
+        if not dep[i]:
+            continue
+        t = tok[i]
+        if t == CONST:
+            c = cidx[i]
+            for r in range(n):
+                J[c, r] = G[i, r]
+            continue
+        a = i + 1
+        b = end[a]
+        if t == ADD:
+            if dep[a]:
+                for r in range(n):
+                    G[a, r] = G[i, r]
+            if dep[b]:
+                for r in range(n):
+                    G[b, r] = G[i, r]
+        elif t == SUB:
+            if dep[a]:
+                for r in range(n):
+                    G[a, r] = G[i, r]
+            if dep[b]:
+                for r in range(n):
+                    G[b, r] = -G[i, r]
+        elif t == MUL:
+            if dep[a]:
+                for r in range(n):
+                    G[a, r] = G[i, r] * V[b, r]
+            if dep[b]:
+                for r in range(n):
+                    G[b, r] = G[i, r] * V[a, r]
+        elif t == DIV:
+            if dep[a]:
+                for r in range(n):
+                    G[a, r] = G[i, r] / V[b, r]
+            if dep[b]:
+                for r in range(n):
+                    G[b, r] = -G[i, r] * V[i, r] / V[b, r]
+        else:  # Pow: f = |a|^b, df/da = b f / a, df/db = f log|a|; both 0 at a = 0
+            if dep[a]:
+                for r in range(n):
+                    va = V[a, r]
+                    G[a, r] = 0.0 if va == 0.0 else G[i, r] * V[b, r] * V[i, r] / va
+            if dep[b]:
+                for r in range(n):
+                    va = V[a, r]
+                    G[b, r] = 0.0 if va == 0.0 else G[i, r] * V[i, r] * math.log(abs(va))
+
+
+@njit(cache=True, error_model="numpy")
+def _ssr(pred: np.ndarray, y: np.ndarray, n: int) -> float:
+    s = 0.0
+    for r in range(n):
+        d = pred[r] - y[r]
+        s += d * d
+    return s
+
+
+@njit(cache=True, error_model="numpy")
+def _cholesky_solve(A: np.ndarray, b: np.ndarray, x: np.ndarray, k: int, Lw: np.ndarray) -> bool:
+    """Solve A x = b for symmetric positive definite A (k x k); False when not positive definite."""
+    for i in range(k):
+        for j in range(i + 1):
+            s = A[i, j]
+            for m in range(j):
+                s -= Lw[i, m] * Lw[j, m]
+            if i == j:
+                if not s > 0.0:
+                    return False
+                Lw[i, i] = math.sqrt(s)
+            else:
+                Lw[i, j] = s / Lw[j, j]
+    for i in range(k):
+        s = b[i]
+        for m in range(i):
+            s -= Lw[i, m] * x[m]
+        x[i] = s / Lw[i, i]
+    for i in range(k - 1, -1, -1):
+        s = x[i]
+        for m in range(i + 1, k):
+            s -= Lw[m, i] * x[m]
+        x[i] = s / Lw[i, i]
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def _fit_one(tok: np.ndarray, L: int, Xt: np.ndarray, y: np.ndarray, x0: np.ndarray, max_iter: int,
+             ftol: float, theta_out: np.ndarray, V: np.ndarray, W: np.ndarray, G: np.ndarray, J: np.ndarray
+             ) -> tuple[float, int, int]:
+    """Fit the constants of one expression; returns (sum of squared residuals, iterations, status).
+
+    ``theta_out[:k]`` receives the constants. V, W: (>= L, n) value buffers; G: adjoints; J: (>= k, n).
+    """
+    n = y.shape[0]
+    end = np.empty(L, dtype=np.int64)
+    cidx = np.empty(L, dtype=np.int64)
+    dep = np.empty(L, dtype=np.bool_)
+    k = _prepare(tok, L, end, cidx, dep)
+    theta = np.empty(max(k, 1))
+    for c in range(k):
+        theta[c] = x0[c]
+    _forward(tok, L, end, cidx, dep, Xt, theta, V, n, 2)
+    ssr = _ssr(V[0], y, n)
+    for c in range(k):
+        theta_out[c] = theta[c]
+    if k == 0 or not math.isfinite(ssr):
+        return ssr, 0, OK if math.isfinite(ssr) else FAILED
+    for i in range(L):  # the trial buffer shares the constant-free subtrees
+        if not dep[i]:
+            for r in range(n):
+                W[i, r] = V[i, r]
+    H = np.empty((k, k))
+    A = np.empty((k, k))
+    Lw = np.empty((k, k))
+    g = np.empty(k)
+    delta = np.empty(k)
+    trial = np.empty(k)
+    lam = 1e-3
+    nit = 0
+    for _ in range(max_iter):
+        _backward(tok, L, end, cidx, dep, V, G, J, n)
+        for p in range(k):
+            s = 0.0
+            for r in range(n):
+                s += J[p, r] * (V[0, r] - y[r])
+            g[p] = s
+            for q in range(p + 1):
+                s = 0.0
+                for r in range(n):
+                    s += J[p, r] * J[q, r]
+                H[p, q] = s
+                H[q, p] = s
+        finite = True
+        gmax = 0.0
+        for p in range(k):
+            if not (math.isfinite(g[p]) and math.isfinite(H[p, p])):
+                finite = False
+            elif H[p, p] > 0.0:
+                gmax = max(gmax, abs(g[p]) / math.sqrt(H[p, p] * max(ssr, 1e-300)))
+        if not finite or gmax <= 1e-12:
+            break
+        accepted = False
+        small = False
+        while lam < 1e16:
+            for p in range(k):
+                for q in range(k):
+                    A[p, q] = H[p, q]
+                A[p, p] = H[p, p] + lam * max(H[p, p], 1e-12)
+            if not _cholesky_solve(A, g, delta, k, Lw):
+                lam *= 10.0
+                continue
+            for p in range(k):
+                trial[p] = theta[p] - delta[p]
+            _forward(tok, L, end, cidx, dep, Xt, trial, W, n, 1)
+            new = _ssr(W[0], y, n)
+            if math.isfinite(new) and new <= ssr:
+                # predicted decrease of the local quadratic model, for the stopping test
+                pred = 0.0
+                for p in range(k):
+                    pred += delta[p] * g[p]
+                small = (ssr - new) <= ftol * ssr and pred <= 2.0 * ftol * ssr
+                ssr = new
+                for p in range(k):
+                    theta[p] = trial[p]
+                V, W = W, V
+                accepted = True
+                lam = max(lam * 0.3, 1e-12)
+                break
+            lam *= 4.0
+        nit += 1
+        if not accepted or small:
+            break
+    for c in range(k):
+        theta_out[c] = theta[c]
+    # V holds the values at theta (buffers may have been swapped)
+    return ssr, nit, OK
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def fit_many(tokens: np.ndarray, lengths: np.ndarray, Xt: np.ndarray, y: np.ndarray, x0: np.ndarray,
+             max_iter: int, ftol: float, ssr_out: np.ndarray, params_out: np.ndarray, nit_out: np.ndarray,
+             status_out: np.ndarray, block: int) -> None:
+    """Fit every expression (rows of ``tokens``) in parallel over blocks of ``block`` expressions."""
+    m = tokens.shape[0]
+    width = tokens.shape[1]
+    n = y.shape[0]
+    kmax = params_out.shape[1]
+    n_blocks = (m + block - 1) // block
+    for bi in prange(n_blocks):
+        V = np.empty((width, n))
+        W = np.empty((width, n))
+        G = np.empty((width, n))
+        J = np.empty((max(kmax, 1), n))
+        theta = np.empty(max(kmax, 1))
+        tok = np.empty(width, dtype=np.int64)
+        for e in range(bi * block, min(m, (bi + 1) * block)):
+            for i in range(width):
+                tok[i] = tokens[e, i]
+            ssr, nit, status = _fit_one(tok, lengths[e], Xt, y, x0, max_iter, ftol, theta, V, W, G, J)
+            ssr_out[e] = ssr
+            nit_out[e] = nit
+            status_out[e] = status if math.isfinite(ssr) else FAILED
+            k = 0
+            for i in range(width):
+                if tok[i] == CONST:
+                    k += 1
+            for c in range(kmax):
+                params_out[e, c] = theta[c] if c < k else np.nan
+
+
+# ------------------------------------------------------------------------------------------ references
+def evaluate_reference(tokens: np.ndarray | list[int], Xt: np.ndarray, theta: np.ndarray | list[float]) -> np.ndarray:
+    """Recursive NumPy evaluation of one expression on ``Xt`` (features x rows)."""
+    row = [int(t) for t in tokens if int(t) != 0]
+    pos = 0
+    nconst = 0
+    n = Xt.shape[1]
+
+    def walk() -> np.ndarray:
+        nonlocal pos, nconst
+        t = row[pos]
+        pos += 1
+        if t == CONST:
+            nconst += 1
+            return np.full(n, float(theta[nconst - 1]))
+        if t >= FEAT0:
+            return Xt[t - FEAT0].astype(np.float64)
+        a = walk()
+        b = walk()
+        with np.errstate(all="ignore"):
+            return {ADD: np.add, SUB: np.subtract, MUL: np.multiply, DIV: np.divide,
+                    POW: lambda u, v: np.power(np.abs(u), v)}[t](a, b)
+
+    return walk()
+
+
+def jacobian_reference(tokens: np.ndarray | list[int], Xt: np.ndarray, theta: np.ndarray, eps: float = 1e-6
+                       ) -> np.ndarray:
+    """Central-difference Jacobian (k x rows) of the predictions with respect to the constants."""
+    theta = np.asarray(theta, dtype=np.float64)
+    out = np.empty((theta.shape[0], Xt.shape[1]))
+    for c in range(theta.shape[0]):
+        up, dn = theta.copy(), theta.copy()
+        up[c] += eps
+        dn[c] -= eps
+        out[c] = (evaluate_reference(tokens, Xt, up) - evaluate_reference(tokens, Xt, dn)) / (2 * eps)
+    return out
+
+
+def jacobian(tokens: np.ndarray, Xt: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Adjoint Jacobian of one expression (k x rows) through the jitted kernels (for tests and users)."""
+    tok = np.asarray([int(t) for t in tokens if int(t) != 0], dtype=np.int64)
+    return _jacobian_one(tok, np.ascontiguousarray(Xt, dtype=np.float64), np.asarray(theta, dtype=np.float64))
+
+
+@njit(cache=True, error_model="numpy")
+def _jacobian_one(tok: np.ndarray, Xt: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    L = tok.shape[0]
+    n = Xt.shape[1]
+    end = np.empty(L, dtype=np.int64)
+    cidx = np.empty(L, dtype=np.int64)
+    dep = np.empty(L, dtype=np.bool_)
+    k = _prepare(tok, L, end, cidx, dep)
+    V = np.empty((L, n))
+    G = np.empty((L, n))
+    J = np.zeros((max(k, 1), n))
+    _forward(tok, L, end, cidx, dep, Xt, theta, V, n, 2)
+    if k > 0:
+        _backward(tok, L, end, cidx, dep, V, G, J, n)
+    return J[:k]
+
+
+@njit(cache=True, error_model="numpy")
+def evaluate(tok: np.ndarray, Xt: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Jitted evaluation of one expression (tokens without padding)."""
+    L = tok.shape[0]
+    n = Xt.shape[1]
+    end = np.empty(L, dtype=np.int64)
+    cidx = np.empty(L, dtype=np.int64)
+    dep = np.empty(L, dtype=np.bool_)
+    _prepare(tok, L, end, cidx, dep)
+    V = np.empty((L, n))
+    _forward(tok, L, end, cidx, dep, Xt, theta, V, n, 2)
+    return V[0].copy()
