@@ -89,3 +89,49 @@ def start_point(seed: int, k: int) -> np.ndarray:
     MT19937 draws doubles in sequence, so the start of k constants is a prefix of the start of k + 1.
     """
     return 2 * np.random.RandomState(int(seed)).rand(k) - 1
+
+
+RESTART_SCALE = 3.0
+
+
+def start_points(seed: int, width: int, restarts: int = 0) -> np.ndarray:
+    """Row 0: the paper's start; rows 1..restarts: ``RandomState((seed, r)).uniform(-3, 3, width)``.
+
+    The extra starts spread over the standardised data range, so a constant that places a pole (a
+    zero of a denominator) can start on either side of the data. Every row is a prefix-stable stream,
+    so an expression's starts never depend on which other expressions are fitted with it.
+    """
+    rows = [start_point(seed, width)]
+    for r in range(1, restarts + 1):
+        rows.append(np.random.RandomState([int(seed), r]).uniform(-RESTART_SCALE, RESTART_SCALE, width))
+    return np.ascontiguousarray(np.array(rows, dtype=np.float64))
+
+
+def select_columns(columns: list[str], target: str, features: str = "all", source: str = "data") -> list[str]:
+    """Feature columns from ``all`` (every column but the target), indices ``0,2`` or names ``a,b``."""
+    if target not in columns:
+        shown = ", ".join(columns[:20]) + (" ..." if len(columns) > 20 else "")
+        raise InputError(f"{source}: no target column '{target}' (columns: {shown})")
+    rest = [c for c in columns if c != target]
+    spec = (features or "all").strip()
+    if spec == "all":
+        return rest
+    out = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        if part in rest:
+            out.append(part)
+        elif part.lstrip("-").isdigit():
+            j = int(part)
+            if not 0 <= j < len(rest):
+                raise InputError(f"{source}: feature index {j} out of range; expected 0..{len(rest) - 1} "
+                                 f"(features: {', '.join(rest[:20])})")
+            out.append(rest[j])
+        else:
+            raise InputError(f"{source}: no feature column '{part}' (features: {', '.join(rest[:20])})")
+    if not out:
+        raise InputError(f"{source}: --features '{features}' selects no column")
+    if len(set(out)) != len(out):
+        raise InputError(f"{source}: --features '{features}' names a column twice")
+    return out

@@ -50,50 +50,62 @@ def _prepare(tok: np.ndarray, L: int, end: np.ndarray, cidx: np.ndarray, dep: np
 
 
 @njit(cache=True, error_model="numpy")
-def _node(tok: np.ndarray, i: int, end: np.ndarray, cidx: np.ndarray, Xt: np.ndarray, theta: np.ndarray,
-          V: np.ndarray, n: int) -> None:
-    """Compute V[i, :] from its children (already computed)."""
+def _node(tok: np.ndarray, i: int, end: np.ndarray, cidx: np.ndarray, dep: np.ndarray, Xt: np.ndarray,
+          theta: np.ndarray, V: np.ndarray, LG: np.ndarray, n: int, fresh: bool) -> None:
+    """Compute V[i, :] from its children (already computed).
+
+    Pow(a, b) = exp(b * log|a|) with log|a| kept in LG[a]: the adjoint of b reuses it, and for a base
+    without constants it is computed once per expression (``fresh``) instead of once per iteration.
+    """
     t = tok[i]
+    vi = V[i]
     if t == CONST:
         c = theta[cidx[i]]
         for r in range(n):
-            V[i, r] = c
+            vi[r] = c
     elif t >= FEAT0:
-        j = t - FEAT0
+        xj = Xt[t - FEAT0]
         for r in range(n):
-            V[i, r] = Xt[j, r]
+            vi[r] = xj[r]
     else:
         a = i + 1
         b = end[a]
+        va = V[a]
+        vb = V[b]
         if t == ADD:
             for r in range(n):
-                V[i, r] = V[a, r] + V[b, r]
+                vi[r] = va[r] + vb[r]
         elif t == SUB:
             for r in range(n):
-                V[i, r] = V[a, r] - V[b, r]
+                vi[r] = va[r] - vb[r]
         elif t == MUL:
             for r in range(n):
-                V[i, r] = V[a, r] * V[b, r]
+                vi[r] = va[r] * vb[r]
         elif t == DIV:
             for r in range(n):
-                V[i, r] = V[a, r] / V[b, r]
+                vi[r] = va[r] / vb[r]
         else:
+            la = LG[a]
+            if fresh or dep[a]:
+                for r in range(n):
+                    la[r] = math.log(abs(va[r]))
             for r in range(n):
-                V[i, r] = math.pow(abs(V[a, r]), V[b, r])
+                e = vb[r]
+                vi[r] = 1.0 if e == 0.0 else math.exp(e * la[r])
 
 
 @njit(cache=True, error_model="numpy")
 def _forward(tok: np.ndarray, L: int, end: np.ndarray, cidx: np.ndarray, dep: np.ndarray, Xt: np.ndarray,
-             theta: np.ndarray, V: np.ndarray, n: int, which: int) -> None:
+             theta: np.ndarray, V: np.ndarray, LG: np.ndarray, n: int, which: int) -> None:
     """which = 0: nodes without constants; 1: nodes with constants; 2: all nodes."""
     for i in range(L - 1, -1, -1):
         if which == 2 or (which == 1) == dep[i]:
-            _node(tok, i, end, cidx, Xt, theta, V, n)
+            _node(tok, i, end, cidx, dep, Xt, theta, V, LG, n, which != 1)
 
 
 @njit(cache=True, error_model="numpy")
 def _backward(tok: np.ndarray, L: int, end: np.ndarray, cidx: np.ndarray, dep: np.ndarray, V: np.ndarray,
-              G: np.ndarray, J: np.ndarray, n: int) -> None:
+              LG: np.ndarray, G: np.ndarray, J: np.ndarray, n: int) -> None:
     """Adjoints G[i] = d(root)/d(node i) per row for nodes with constants; J[c] = adjoint at constant c."""
     for r in range(n):
         G[0, r] = 1.0
@@ -143,8 +155,7 @@ def _backward(tok: np.ndarray, L: int, end: np.ndarray, cidx: np.ndarray, dep: n
                     G[a, r] = 0.0 if va == 0.0 else G[i, r] * V[b, r] * V[i, r] / va
             if dep[b]:
                 for r in range(n):
-                    va = V[a, r]
-                    G[b, r] = 0.0 if va == 0.0 else G[i, r] * V[i, r] * math.log(abs(va))
+                    G[b, r] = 0.0 if V[a, r] == 0.0 else G[i, r] * V[i, r] * LG[a, r]
 
 
 @njit(cache=True, error_model="numpy")
@@ -185,11 +196,15 @@ def _cholesky_solve(A: np.ndarray, b: np.ndarray, x: np.ndarray, k: int, Lw: np.
 
 @njit(cache=True, error_model="numpy")
 def _fit_one(tok: np.ndarray, L: int, Xt: np.ndarray, y: np.ndarray, x0: np.ndarray, max_iter: int,
-             ftol: float, theta_out: np.ndarray, V: np.ndarray, W: np.ndarray, G: np.ndarray, J: np.ndarray
-             ) -> tuple[float, int, int]:
-    """Fit the constants of one expression; returns (sum of squared residuals, iterations, status).
+             ftol: float, abandon: int, theta_out: np.ndarray, V: np.ndarray, W: np.ndarray, LV: np.ndarray,
+             LW: np.ndarray, G: np.ndarray, J: np.ndarray) -> tuple[float, int, int, int]:
+    """Fit the constants of one expression; returns (squared-error sum, iterations, evaluations, status).
 
-    ``theta_out[:k]`` receives the constants. V, W: (>= L, n) value buffers; G: adjoints; J: (>= k, n).
+    ``theta_out[:k]`` receives the constants. V, W: (>= L, n) value buffers (current and trial), LV, LW
+    their log|.| buffers, G: adjoints, J: (>= k, n) Jacobian. Stops when the actual and the predicted
+    relative decrease of the squared error are both below ``ftol``, when the gradient is orthogonal to
+    the residual, after ``max_iter`` iterations, or after ``abandon`` iterations while the fit is still
+    worse than predicting the mean (R² < 0: such an expression can be best at no length).
     """
     n = y.shape[0]
     end = np.empty(L, dtype=np.int64)
@@ -199,16 +214,24 @@ def _fit_one(tok: np.ndarray, L: int, Xt: np.ndarray, y: np.ndarray, x0: np.ndar
     theta = np.empty(max(k, 1))
     for c in range(k):
         theta[c] = x0[c]
-    _forward(tok, L, end, cidx, dep, Xt, theta, V, n, 2)
+    _forward(tok, L, end, cidx, dep, Xt, theta, V, LV, n, 2)
     ssr = _ssr(V[0], y, n)
     for c in range(k):
         theta_out[c] = theta[c]
     if k == 0 or not math.isfinite(ssr):
-        return ssr, 0, OK if math.isfinite(ssr) else FAILED
-    for i in range(L):  # the trial buffer shares the constant-free subtrees
+        return ssr, 0, 1, OK if math.isfinite(ssr) else FAILED
+    sst = 0.0
+    ybar = 0.0
+    for r in range(n):
+        ybar += y[r]
+    ybar /= n
+    for r in range(n):
+        sst += (y[r] - ybar) ** 2
+    for i in range(L):  # the trial buffers share the constant-free subtrees
         if not dep[i]:
             for r in range(n):
                 W[i, r] = V[i, r]
+                LW[i, r] = LV[i, r]
     H = np.empty((k, k))
     A = np.empty((k, k))
     Lw = np.empty((k, k))
@@ -217,17 +240,23 @@ def _fit_one(tok: np.ndarray, L: int, Xt: np.ndarray, y: np.ndarray, x0: np.ndar
     trial = np.empty(k)
     lam = 1e-3
     nit = 0
+    nfev = 1
     for _ in range(max_iter):
-        _backward(tok, L, end, cidx, dep, V, G, J, n)
+        if nit >= abandon and ssr > sst:
+            break
+        _backward(tok, L, end, cidx, dep, V, LV, G, J, n)
         for p in range(k):
             s = 0.0
+            jp = J[p]
+            v0 = V[0]
             for r in range(n):
-                s += J[p, r] * (V[0, r] - y[r])
+                s += jp[r] * (v0[r] - y[r])
             g[p] = s
             for q in range(p + 1):
                 s = 0.0
+                jq = J[q]
                 for r in range(n):
-                    s += J[p, r] * J[q, r]
+                    s += jp[r] * jq[r]
                 H[p, q] = s
                 H[q, p] = s
         finite = True
@@ -251,11 +280,11 @@ def _fit_one(tok: np.ndarray, L: int, Xt: np.ndarray, y: np.ndarray, x0: np.ndar
                 continue
             for p in range(k):
                 trial[p] = theta[p] - delta[p]
-            _forward(tok, L, end, cidx, dep, Xt, trial, W, n, 1)
+            _forward(tok, L, end, cidx, dep, Xt, trial, W, LW, n, 1)
+            nfev += 1
             new = _ssr(W[0], y, n)
             if math.isfinite(new) and new <= ssr:
-                # predicted decrease of the local quadratic model, for the stopping test
-                pred = 0.0
+                pred = 0.0  # decrease predicted by the local quadratic model, for the stopping test
                 for p in range(k):
                     pred += delta[p] * g[p]
                 small = (ssr - new) <= ftol * ssr and pred <= 2.0 * ftol * ssr
@@ -263,6 +292,7 @@ def _fit_one(tok: np.ndarray, L: int, Xt: np.ndarray, y: np.ndarray, x0: np.ndar
                 for p in range(k):
                     theta[p] = trial[p]
                 V, W = W, V
+                LV, LW = LW, LV
                 accepted = True
                 lam = max(lam * 0.3, 1e-12)
                 break
@@ -272,40 +302,58 @@ def _fit_one(tok: np.ndarray, L: int, Xt: np.ndarray, y: np.ndarray, x0: np.ndar
             break
     for c in range(k):
         theta_out[c] = theta[c]
-    # V holds the values at theta (buffers may have been swapped)
-    return ssr, nit, OK
+    return ssr, nit, nfev, OK
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def fit_many(tokens: np.ndarray, lengths: np.ndarray, Xt: np.ndarray, y: np.ndarray, x0: np.ndarray,
-             max_iter: int, ftol: float, ssr_out: np.ndarray, params_out: np.ndarray, nit_out: np.ndarray,
-             status_out: np.ndarray, block: int) -> None:
-    """Fit every expression (rows of ``tokens``) in parallel over blocks of ``block`` expressions."""
+def fit_many(tokens: np.ndarray, lengths: np.ndarray, Xt: np.ndarray, y: np.ndarray, starts: np.ndarray,
+             max_iter: int, ftol: float, abandon: int, ssr_out: np.ndarray, params_out: np.ndarray,
+             nit_out: np.ndarray, nfev_out: np.ndarray, status_out: np.ndarray, block: int) -> None:
+    """Fit every expression (rows of ``tokens``) in parallel over blocks of ``block`` expressions.
+
+    ``starts`` (S x >= kmax): the fit from each start row; the lowest squared error wins (the first on
+    ties). ``nit_out`` holds the winner's iterations, ``nfev_out`` the evaluations of all starts.
+    """
     m = tokens.shape[0]
     width = tokens.shape[1]
     n = y.shape[0]
     kmax = params_out.shape[1]
+    n_starts = starts.shape[0]
     n_blocks = (m + block - 1) // block
     for bi in prange(n_blocks):
         V = np.empty((width, n))
         W = np.empty((width, n))
+        LV = np.empty((width, n))
+        LW = np.empty((width, n))
         G = np.empty((width, n))
         J = np.empty((max(kmax, 1), n))
         theta = np.empty(max(kmax, 1))
         tok = np.empty(width, dtype=np.int64)
         for e in range(bi * block, min(m, (bi + 1) * block)):
-            for i in range(width):
-                tok[i] = tokens[e, i]
-            ssr, nit, status = _fit_one(tok, lengths[e], Xt, y, x0, max_iter, ftol, theta, V, W, G, J)
-            ssr_out[e] = ssr
-            nit_out[e] = nit
-            status_out[e] = status if math.isfinite(ssr) else FAILED
             k = 0
             for i in range(width):
+                tok[i] = tokens[e, i]
                 if tok[i] == CONST:
                     k += 1
+            best = np.inf
+            total = 0
+            ssr_out[e] = np.nan
+            nit_out[e] = 0
+            status_out[e] = FAILED
             for c in range(kmax):
-                params_out[e, c] = theta[c] if c < k else np.nan
+                params_out[e, c] = np.nan
+            for s in range(n_starts if k > 0 else 1):
+                ssr, nit, nfev, status = _fit_one(tok, lengths[e], Xt, y, starts[s], max_iter, ftol, abandon,
+                                                  theta, V, W, LV, LW, G, J)
+                total += nfev
+                if status == OK and math.isfinite(ssr) and ssr < best:
+                    best = ssr
+                    ssr_out[e] = ssr
+                    nit_out[e] = nit
+                    status_out[e] = OK
+                    for c in range(k):
+                        params_out[e, c] = theta[c]
+            nfev_out[e] = total
 
 
 # ------------------------------------------------------------------------------------------ references
@@ -362,11 +410,12 @@ def _jacobian_one(tok: np.ndarray, Xt: np.ndarray, theta: np.ndarray) -> np.ndar
     dep = np.empty(L, dtype=np.bool_)
     k = _prepare(tok, L, end, cidx, dep)
     V = np.empty((L, n))
+    LG = np.empty((L, n))
     G = np.empty((L, n))
     J = np.zeros((max(k, 1), n))
-    _forward(tok, L, end, cidx, dep, Xt, theta, V, n, 2)
+    _forward(tok, L, end, cidx, dep, Xt, theta, V, LG, n, 2)
     if k > 0:
-        _backward(tok, L, end, cidx, dep, V, G, J, n)
+        _backward(tok, L, end, cidx, dep, V, LG, G, J, n)
     return J[:k]
 
 
@@ -380,5 +429,6 @@ def evaluate(tok: np.ndarray, Xt: np.ndarray, theta: np.ndarray) -> np.ndarray:
     dep = np.empty(L, dtype=np.bool_)
     _prepare(tok, L, end, cidx, dep)
     V = np.empty((L, n))
-    _forward(tok, L, end, cidx, dep, Xt, theta, V, n, 2)
+    LG = np.empty((L, n))
+    _forward(tok, L, end, cidx, dep, Xt, theta, V, LG, n, 2)
     return V[0].copy()

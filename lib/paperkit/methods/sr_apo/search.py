@@ -20,15 +20,14 @@ import numpy as np
 
 from paperkit.core.errors import UsageError
 from paperkit.methods.sr_apo.baselines import SCIPY_METHODS, fit_scipy
-from paperkit.methods.sr_apo.data import Prepared, check_data, prepare, start_point
+from paperkit.methods.sr_apo.data import Prepared, check_data, prepare, start_point, start_points
+from paperkit.methods.sr_apo.front import SUMMARY_COLUMNS, format_parameters
 from paperkit.methods.sr_apo.grammar import CONST, Expressions, enumerate_expressions, to_official
 
 log = logging.getLogger(__name__)
 
 ENGINES = ("numba", "scipy")
 NUMBA_METHOD = "LM"
-SUMMARY_COLUMNS = ("EquationLength", "EquationStructure", "EquationLambda", "EquationParameters",
-                   "NumericalIterations", "MSE", "R2")
 PAPER_SEEDS = (11284, 11964, 15795, 21575, 22118, 23654, 29802, 5390, 6265, 860)
 DEFAULT_LIMIT = 20_000_000
 
@@ -43,6 +42,8 @@ class Checkpoint(Protocol):
 class FitOptions:
     max_iter: int = 200
     ftol: float = 1e-12
+    abandon: int = 30
+    restarts: int = 0
     jobs: int = 1
     block: int = 32
 
@@ -97,12 +98,15 @@ def fit_expressions(tokens: np.ndarray, data: Prepared, engine: str, method: str
     ssr = np.empty(m)
     params = np.empty((m, kmax))
     nit = np.empty(m, dtype=np.int32)
+    nfev = np.empty(m, dtype=np.int32)
     status = np.empty(m, dtype=np.int8)
     lengths = (tokens != 0).sum(axis=1).astype(np.int64)
-    fit_many(tokens, lengths, data.Xt, data.y, x0, options.max_iter, options.ftol, ssr, params, nit, status,
+    starts = start_points(seed, tokens.shape[1], options.restarts)
+    fit_many(tokens, lengths, data.Xt, data.y, starts, options.max_iter, options.ftol, options.abandon, ssr, params, nit, nfev, status,
              options.block)
     ok = (status == OK) & np.isfinite(ssr)
-    return {"ssr": np.where(ok, ssr, np.nan), "params": params, "nit": nit.astype(np.float64), "ok": ok}
+    return {"ssr": np.where(ok, ssr, np.nan), "params": params, "nit": nit.astype(np.float64), "ok": ok,
+            "nfev": nfev.astype(np.float64)}
 
 
 def _set_threads(jobs: int) -> None:
@@ -138,7 +142,7 @@ def summary_row(tokens_row: np.ndarray, ssr: float, params: np.ndarray, nit: flo
         "EquationLength": int((np.asarray(tokens_row) != 0).sum()),
         "EquationStructure": official,
         "EquationLambda": "lambda x,xdata:" + official,
-        "EquationParameters": str(np.asarray(params[:k], dtype=np.float64)) if k else "",
+        "EquationParameters": format_parameters(params[:k]),
         "NumericalIterations": float(nit) if k and math.isfinite(nit) else None,
         "MSE": float(ssr / data.n_rows * data.y_std ** 2),
         "R2": float(1.0 - ssr / data.sst),
