@@ -82,14 +82,16 @@ def cli(data_path, target, features, head, engine, optimizers, seeds, restarts, 
     from paperkit.core.progress import progress
     from paperkit.methods.sr_apo import runner
 
-    table = io.read_table(data_path)
     method_list = runner.methods_for(engine, optimizers)
+    if scheduler:
+        runner.check_scheduler_support()
+    inputs = runner.load_inputs(io.read_table(data_path), target=target, features=features, head=head,
+                                limit=max_expressions)
     run = runtime.start_run(run_dir, resume=resume, force=force)
     with progress(total=None, desc="sr-apo-search", unit="expr") as bar:
         summary = runner.run_search(
-            table, run, target=target, features=features, head=head, engine=engine, methods=method_list,
-            seeds=seeds, restarts=restarts, max_iter=max_iter, shard=shard, scheduler=scheduler,
-            name=name or runner.dataset_name(data_path), all_expressions=all_expressions, latex=latex,
-            limit=max_expressions, chunk_size=chunk_size, jobs=jobs, bar=bar)
+            inputs, run, head=head, engine=engine, methods=method_list, seeds=seeds, restarts=restarts,
+            max_iter=max_iter, shard=shard, scheduler=scheduler, name=name or runner.dataset_name(data_path),
+            all_expressions=all_expressions, latex=latex, chunk_size=chunk_size, jobs=jobs, bar=bar)
     runtime.write_manifest(inputs=[data_path], run_dir=run.path, extra={"engine": engine, "shard": list(shard)})
     options.echo_data(json.dumps(summary))

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from paperkit.core import io
-from paperkit.core.errors import UsageError
-from paperkit.methods.sr_apo.data import select_columns
+from paperkit.core.errors import InputError, UsageError
+from paperkit.methods.sr_apo.data import check_data, select_columns
 from paperkit.methods.sr_apo.front import apo_front, front_rows, summary_filename, write_summary
-from paperkit.methods.sr_apo.grammar import enumerate_expressions
+from paperkit.methods.sr_apo.grammar import Expressions, enumerate_expressions
 from paperkit.methods.sr_apo.search import (
     NUMBA_METHOD,
     FitOptions,
@@ -65,26 +66,51 @@ class RunDirCheckpoint:
         self.run.save_checkpoint(key + ".json", {k: v for k, v in value.items() if k != "fit"})
 
 
+def check_scheduler_support() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
+        raise UsageError("--scheduler needs Dask's 'distributed' package (pip install 'paperkit[dask]')")
+
+
 def dask_executor(address: str) -> Any:
-    try:
-        from distributed import Client
-    except ImportError:
-        raise UsageError("--scheduler needs Dask's 'distributed' package (pip install 'paperkit[dask]')") from None
+    check_scheduler_support()
+    from distributed import Client
+
     try:
         return Client(address, timeout="10s")
     except (OSError, TimeoutError) as e:
         raise UsageError(f"--scheduler {address}: cannot connect ({e})") from None
 
 
-def run_search(table: io.Table, run: Any, *, target: str, features: str, head: int, engine: str,
-               methods: tuple[str, ...], seeds: tuple[int, ...], restarts: int, max_iter: int,
-               shard: tuple[int, int], scheduler: str | None, name: str, all_expressions: bool, latex: bool,
-               limit: int, chunk_size: int | None, jobs: int, bar: Any = None) -> dict:
-    """Run the search into ``run`` (a RunDir); returns the JSON summary the command prints."""
+@dataclass
+class Inputs:
+    X: np.ndarray
+    y: np.ndarray
+    columns: list[str]
+    expressions: Expressions
+
+
+def load_inputs(table: io.Table, *, target: str, features: str, head: int, limit: int) -> Inputs:
+    """Validate the table and enumerate the expressions before anything is written."""
     columns = select_columns(list(table.columns), target, features, table.source)
     X = table.numeric(columns)
     y = table.numeric([target])[:, 0]
+    X, y = check_data(X, y, columns, target, table.source)
     exprs = enumerate_expressions(head, len(columns), limit=limit)
+    kmax = int(exprs.n_const.max())
+    if y.shape[0] < kmax:
+        raise InputError(f"{table.source}: {y.shape[0]} rows but expressions of head length {head} have up to "
+                         f"{kmax} constants; expected at least {kmax} rows")
+    return Inputs(X, y, columns, exprs)
+
+
+def run_search(inputs: Inputs, run: Any, *, head: int, engine: str,
+               methods: tuple[str, ...], seeds: tuple[int, ...], restarts: int, max_iter: int,
+               shard: tuple[int, int], scheduler: str | None, name: str, all_expressions: bool, latex: bool,
+               chunk_size: int | None, jobs: int, bar: Any = None) -> dict:
+    """Run the search into ``run`` (a RunDir); returns the JSON summary the command prints."""
+    X, y, columns, exprs = inputs.X, inputs.y, inputs.columns, inputs.expressions
     n_shard = len(exprs.shard(*shard))
     if bar is not None:
         bar.total = n_shard * len(methods) * len(seeds)
