@@ -148,9 +148,13 @@ def _text_out(path: str | os.PathLike) -> Iterator[IO[str]]:
     """Atomic text output, gzip-compressed (deterministically) when the name ends in ``.gz``."""
     if is_gzip(path):
         with atomic_write(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
-            with _io.TextIOWrapper(gz, encoding="utf-8", newline="") as text:
+            # Not a `with` block: closing the wrapper would close gz before GzipFile writes its trailer,
+            # and closing a detached wrapper raises.
+            text = _io.TextIOWrapper(gz, encoding="utf-8", newline="")
+            try:
                 yield text
                 text.flush()
+            finally:
                 text.detach()
     else:
         with atomic_write(path, "w") as f:
