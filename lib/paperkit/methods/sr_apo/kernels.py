@@ -305,6 +305,50 @@ def _fit_one(tok: np.ndarray, L: int, Xt: np.ndarray, y: np.ndarray, x0: np.ndar
     return ssr, nit, nfev, OK
 
 
+@njit(cache=True, error_model="numpy")
+def _fit_block(e0: int, e1: int, tokens: np.ndarray, lengths: np.ndarray, Xt: np.ndarray, y: np.ndarray,
+               starts: np.ndarray, max_iter: int, ftol: float, abandon: int, ssr_out: np.ndarray,
+               params_out: np.ndarray, nit_out: np.ndarray, nfev_out: np.ndarray, status_out: np.ndarray) -> None:
+    """Fit expressions e0..e1-1 with one set of work buffers (the body of :func:`fit_many`)."""
+    width = tokens.shape[1]
+    n = y.shape[0]
+    kmax = params_out.shape[1]
+    n_starts = starts.shape[0]
+    V = np.empty((width, n))
+    W = np.empty((width, n))
+    LV = np.empty((width, n))
+    LW = np.empty((width, n))
+    G = np.empty((width, n))
+    J = np.empty((max(kmax, 1), n))
+    theta = np.empty(max(kmax, 1))
+    tok = np.empty(width, dtype=np.int64)
+    for e in range(e0, e1):
+        k = 0
+        for i in range(width):
+            tok[i] = tokens[e, i]
+            if tok[i] == CONST:
+                k += 1
+        best = np.inf
+        total = 0
+        ssr_out[e] = np.nan
+        nit_out[e] = 0
+        status_out[e] = FAILED
+        for c in range(kmax):
+            params_out[e, c] = np.nan
+        for s in range(n_starts if k > 0 else 1):
+            ssr, nit, nfev, status = _fit_one(tok, lengths[e], Xt, y, starts[s], max_iter, ftol, abandon,
+                                              theta, V, W, LV, LW, G, J)
+            total += nfev
+            if status == OK and math.isfinite(ssr) and ssr < best:
+                best = ssr
+                ssr_out[e] = ssr
+                nit_out[e] = nit
+                status_out[e] = OK
+                for c in range(k):
+                    params_out[e, c] = theta[c]
+        nfev_out[e] = total
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def fit_many(tokens: np.ndarray, lengths: np.ndarray, Xt: np.ndarray, y: np.ndarray, starts: np.ndarray,
              max_iter: int, ftol: float, abandon: int, ssr_out: np.ndarray, params_out: np.ndarray,
@@ -315,45 +359,10 @@ def fit_many(tokens: np.ndarray, lengths: np.ndarray, Xt: np.ndarray, y: np.ndar
     ties). ``nit_out`` holds the winner's iterations, ``nfev_out`` the evaluations of all starts.
     """
     m = tokens.shape[0]
-    width = tokens.shape[1]
-    n = y.shape[0]
-    kmax = params_out.shape[1]
-    n_starts = starts.shape[0]
     n_blocks = (m + block - 1) // block
     for bi in prange(n_blocks):
-        V = np.empty((width, n))
-        W = np.empty((width, n))
-        LV = np.empty((width, n))
-        LW = np.empty((width, n))
-        G = np.empty((width, n))
-        J = np.empty((max(kmax, 1), n))
-        theta = np.empty(max(kmax, 1))
-        tok = np.empty(width, dtype=np.int64)
-        for e in range(bi * block, min(m, (bi + 1) * block)):
-            k = 0
-            for i in range(width):
-                tok[i] = tokens[e, i]
-                if tok[i] == CONST:
-                    k += 1
-            best = np.inf
-            total = 0
-            ssr_out[e] = np.nan
-            nit_out[e] = 0
-            status_out[e] = FAILED
-            for c in range(kmax):
-                params_out[e, c] = np.nan
-            for s in range(n_starts if k > 0 else 1):
-                ssr, nit, nfev, status = _fit_one(tok, lengths[e], Xt, y, starts[s], max_iter, ftol, abandon,
-                                                  theta, V, W, LV, LW, G, J)
-                total += nfev
-                if status == OK and math.isfinite(ssr) and ssr < best:
-                    best = ssr
-                    ssr_out[e] = ssr
-                    nit_out[e] = nit
-                    status_out[e] = OK
-                    for c in range(k):
-                        params_out[e, c] = theta[c]
-            nfev_out[e] = total
+        _fit_block(bi * block, min(m, (bi + 1) * block), tokens, lengths, Xt, y, starts, max_iter, ftol,
+                   abandon, ssr_out, params_out, nit_out, nfev_out, status_out)
 
 
 # ------------------------------------------------------------------------------------------ references
