@@ -21,7 +21,7 @@ $(SRAPO_OUT)/diabetes_bmi_bp_s5/manifest.json: $(SRAPO_OUT)/data/diabetes.csv sr
 	  --name diabetes_bmi_bp_s5 --run-dir $(@D) --force -q > $(@D).json
 
 $(SRAPO_OUT)/friedman1/manifest.json: $(SRAPO_OUT)/data/friedman1.csv sr-apo/configs/search.yaml
-	$(PAPERKIT) sr-apo-search --config sr-apo/configs/search.yaml --data $< --seeds 11284 \
+	$(PAPERKIT) sr-apo-search --config sr-apo/configs/search.yaml --data $< --seeds 11284 --restarts 0 \
 	  --name friedman1 --run-dir $(@D) --force -q > $(@D).json
 
 $(SRAPO_OUT)/fronts.csv: $(foreach r,$(SRAPO_RUNS),$(SRAPO_OUT)/$(r)/manifest.json)

@@ -194,3 +194,14 @@ def test_vineyard_scipy_bfgs_reproduces_the_published_summary(shared_data):
         assert summary[L]["EquationStructure"] == expr
         assert summary[L]["R2"] == pytest.approx(want, abs=1e-9)
     assert math.isclose(float(summary[7]["EquationParameters"].strip("[]").split()[1]), -1.44265214, rel_tol=1e-6)
+
+
+def test_executor_path_gives_the_same_result(random_data):
+    """Chunks submitted to an executor (the hook a Dask client plugs into) give the in-process result."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, y = random_data
+    here = search(X, y, head=2, chunk_size=300).runs[0].summary
+    with ThreadPoolExecutor(2) as pool:
+        there = search(X, y, head=2, chunk_size=300, executor=pool).runs[0].summary
+    assert there == here
