@@ -404,3 +404,90 @@ _paperkit_papers_completion_setup() {
 }
 
 _paperkit_papers_completion_setup;
+
+_paperkit_sr_apo_compare_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_SR_APO_COMPARE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_sr_apo_compare_completion_setup() {
+    complete -o nosort -F _paperkit_sr_apo_compare_completion paperkit-sr-apo-compare
+}
+
+_paperkit_sr_apo_compare_completion_setup;
+
+_paperkit_sr_apo_front_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_SR_APO_FRONT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_sr_apo_front_completion_setup() {
+    complete -o nosort -F _paperkit_sr_apo_front_completion paperkit-sr-apo-front
+}
+
+_paperkit_sr_apo_front_completion_setup;
+
+_paperkit_sr_apo_search_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_SR_APO_SEARCH_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_sr_apo_search_completion_setup() {
+    complete -o nosort -F _paperkit_sr_apo_search_completion paperkit-sr-apo-search
+}
+
+_paperkit_sr_apo_search_completion_setup;

@@ -250,3 +250,57 @@ function _paperkit_papers_completion;
 end;
 
 complete --no-files --command paperkit-papers --arguments "(_paperkit_papers_completion)";
+
+function _paperkit_sr_apo_compare_completion;
+    set -l response (env _PAPERKIT_SR_APO_COMPARE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-sr-apo-compare);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-sr-apo-compare --arguments "(_paperkit_sr_apo_compare_completion)";
+
+function _paperkit_sr_apo_front_completion;
+    set -l response (env _PAPERKIT_SR_APO_FRONT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-sr-apo-front);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-sr-apo-front --arguments "(_paperkit_sr_apo_front_completion)";
+
+function _paperkit_sr_apo_search_completion;
+    set -l response (env _PAPERKIT_SR_APO_SEARCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-sr-apo-search);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-sr-apo-search --arguments "(_paperkit_sr_apo_search_completion)";

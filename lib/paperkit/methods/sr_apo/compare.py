@@ -1,0 +1,106 @@
+"""Per-length R² gap of another symbolic-regression method's models against an APO front (Sec. 5).
+
+The front is monotone in length, so the best attainable R² at length L is the front's R² at its
+longest length <= L. A model's gap is that value minus the model's R²; a negative gap means the model
+beats the front (a richer grammar, another length rule, or another preprocessing). The paper argues
+for reading absolute R² against length per dataset rather than ranks; the table keeps both numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+LENGTH_NAMES = ("length", "EquationLength", "complexity", "size", "model_size")
+R2_NAMES = ("R2", "r2", "r2_train", "r2_test", "score")
+NAME_NAMES = ("algorithm", "method", "model", "name")
+
+
+def front_value(front: dict[int, float], length: int) -> tuple[int | None, float]:
+    """(front length used, best R²) for a model of ``length``; (None, nan) when shorter than the front."""
+    usable = [L for L in front if L <= length]
+    if not usable:
+        return None, math.nan
+    L = max(usable)
+    return L, front[L]
+
+
+def gaps(front: dict[int, float], lengths: Sequence[int], r2: Sequence[float],
+         names: Sequence[str] | None = None) -> list[dict]:
+    """One row per model: name, length, R², front length and R², gap (front − model)."""
+    out = []
+    for i, (L, v) in enumerate(zip(lengths, r2, strict=True)):
+        fl, fv = front_value(front, int(L))
+        out.append({"model": names[i] if names is not None else f"model{i}", "length": int(L), "R2": float(v),
+                    "front_length": fl, "front_R2": fv, "gap": fv - float(v) if fl is not None else math.nan})
+    return out
+
+
+def summarize(rows: Sequence[dict]) -> list[dict]:
+    """Per model name: count, mean and median gap, how many sit on or above the front (gap <= 1e-9)."""
+    by: dict[str, list[float]] = {}
+    for r in rows:
+        by.setdefault(r["model"], []).append(r["gap"])
+    out = []
+    for name, g in by.items():
+        arr = np.array([x for x in g if math.isfinite(x)])
+        out.append({"model": name, "n": len(g), "mean_gap": float(arr.mean()) if arr.size else math.nan,
+                    "median_gap": float(np.median(arr)) if arr.size else math.nan,
+                    "at_or_above_front": int((arr <= 1e-9).sum())})
+    return out
+
+
+def _pick(table, candidates: Sequence[str], what: str, required: bool = True) -> str | None:
+    from paperkit.core.errors import InputError
+
+    for c in candidates:
+        if table.has(c):
+            return c
+    if required:
+        raise InputError(f"{table.source}: no {what} column; expected one of {', '.join(candidates)}")
+    return None
+
+
+def compare_tables(front_table, models_table, *, dataset: str | None = None
+                   ) -> tuple[list[dict], list[dict], dict[int, float]]:
+    """Gaps of the models in ``models_table`` against the front in ``front_table`` (paperkit Tables)."""
+    from paperkit.core.errors import InputError
+
+    fl = _pick(front_table, LENGTH_NAMES, "length")
+    fr = _pick(front_table, R2_NAMES, "R2")
+    lengths = front_table.numeric([fl])[:, 0]
+    r2 = front_table.numeric([fr], finite=False)[:, 0]
+    keep = np.ones(len(front_table), dtype=bool)
+    if front_table.has("dataset"):
+        names = sorted({str(v) for v in front_table.column("dataset")})
+        if dataset is None and len(names) > 1:
+            raise InputError(f"{front_table.source}: holds fronts of {len(names)} datasets ({', '.join(names[:5])}); "
+                             "choose one with --dataset")
+        if dataset is not None:
+            keep = np.array([str(v) == dataset for v in front_table.column("dataset")])
+            if not keep.any():
+                raise InputError(f"{front_table.source}: no rows for dataset '{dataset}' (has {', '.join(names[:5])})")
+    front: dict[int, float] = {}
+    for L, v in zip(lengths[keep], r2[keep], strict=True):
+        if math.isfinite(v) and L == int(L) and L >= 1:
+            front[int(L)] = max(front.get(int(L), -math.inf), float(v))
+    if not front:
+        raise InputError(f"{front_table.source}: no front rows with a positive integer length and finite R2")
+    ml = _pick(models_table, LENGTH_NAMES, "length")
+    mr = _pick(models_table, R2_NAMES, "R2")
+    mlen = models_table.numeric([ml])[:, 0]
+    bad = [i for i, v in enumerate(mlen) if v != int(v) or v < 1]
+    if bad:
+        raise InputError(f"{models_table.source}: column '{ml}' has non-integer or < 1 values (data rows "
+                         f"{', '.join(str(i + 1) for i in bad[:5])}); expected lengths >= 1")
+    mr2 = models_table.numeric([mr])[:, 0]
+    mn = _pick(models_table, NAME_NAMES, "name", required=False)
+    names = [str(v) for v in models_table.column(mn)] if mn else None
+    if dataset is not None and models_table.has("dataset"):
+        sel = [i for i, v in enumerate(models_table.column("dataset")) if str(v) == dataset]
+        mlen, mr2 = mlen[sel], mr2[sel]
+        names = [names[i] for i in sel] if names else None
+    rows = gaps(front, [int(v) for v in mlen], list(mr2), names)
+    return rows, summarize(rows), front

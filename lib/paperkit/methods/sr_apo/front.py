@@ -1,0 +1,238 @@
+"""Fronts from run summaries (Fong & Motani, ICML 2025, Sec. 3.3).
+
+A run summary holds the best expression per length of one (dataset, method, h, seed) run, in the
+official column layout and file name ``<dataset>_<method>_<h>_<seed>_summary.csv``. The absolute
+Pareto-optimal (APO) front takes the best R² per length over all runs and keeps a length only if it
+beats every shorter one (strict improvement).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from paperkit.core import io
+from paperkit.core.errors import InputError
+from paperkit.methods.sr_apo.grammar import parse_official, to_infix
+
+SUMMARY_COLUMNS = ("EquationLength", "EquationStructure", "EquationLambda", "EquationParameters",
+                   "NumericalIterations", "MSE", "R2")
+FRONT_COLUMNS = ("length", "R2", "MSE", "expression", "infix", "simplified", "parameters", "method", "seed",
+                 "head", "dataset")
+_NAME = re.compile(r"^(?P<dataset>.+)_(?P<method>[^_]+)_(?P<head>\d+)_(?P<seed>\d+)_summary\.(?:csv|tsv)(?:\.gz)?$")
+
+
+def summary_filename(dataset: str, method: str, head: int, seed: int) -> str:
+    return f"{dataset}_{method}_{head}_{seed}_summary.csv"
+
+
+def parse_summary_name(path: str | os.PathLike) -> dict[str, object]:
+    """``1027_ESL_BFGS_3_11284_summary.csv`` → dataset, method, head, seed."""
+    m = _NAME.match(Path(path).name)
+    if not m:
+        raise InputError(f"{path}: not a run summary name; expected <dataset>_<method>_<h>_<seed>_summary.csv")
+    return {"dataset": m["dataset"], "method": m["method"], "head": int(m["head"]), "seed": int(m["seed"])}
+
+
+def parse_parameters(text: object) -> np.ndarray:
+    """``'[ 1.28592208 -0.47486955]'`` (NumPy's print form) → array; empty for no constants."""
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return np.empty(0)
+    s = str(text).strip().strip("[]").replace(",", " ")
+    try:
+        return np.array([float(v) for v in s.split()], dtype=np.float64)
+    except ValueError:
+        raise ValueError(f"cannot read constants from {text!r}; expected a list of numbers") from None
+
+
+def format_parameters(params: Sequence[float] | np.ndarray) -> str:
+    params = np.asarray(params, dtype=np.float64)
+    return str(params) if params.size else ""
+
+
+def read_summary(path: str | os.PathLike) -> list[dict]:
+    """Rows of one summary file, each with the run's dataset/method/head/seed from the file name."""
+    meta = parse_summary_name(path)
+    table = io.read_table(path)
+    missing = [c for c in ("EquationLength", "EquationStructure", "R2") if not table.has(c)]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)}; expected the summary layout "
+                         f"{', '.join(SUMMARY_COLUMNS)}")
+    lengths = table.numeric(["EquationLength"])[:, 0]
+    r2 = table.numeric(["R2"], finite=False)[:, 0]
+    mse = table.numeric(["MSE"], finite=False)[:, 0] if table.has("MSE") else np.full(len(table), np.nan)
+    structure = table.column("EquationStructure")
+    params = table.column("EquationParameters") if table.has("EquationParameters") else [""] * len(table)
+    nit = table.column("NumericalIterations") if table.has("NumericalIterations") else [None] * len(table)
+    rows = []
+    for i in range(len(table)):
+        expr = str(structure[i])
+        try:
+            parse_official(expr)
+            consts = parse_parameters(params[i])
+        except ValueError as e:
+            raise InputError(f"{path}: row {i + 1}: {e}") from None
+        rows.append({"EquationLength": int(lengths[i]), "EquationStructure": expr,
+                     "EquationLambda": "lambda x,xdata:" + expr, "EquationParameters": format_parameters(consts),
+                     "NumericalIterations": _float_or_none(nit[i]), "MSE": float(mse[i]), "R2": float(r2[i]),
+                     **meta, "source": str(path)})
+    return rows
+
+
+def _float_or_none(v: object) -> float | None:
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def write_summary(path: str | os.PathLike, summary: dict[int, dict]) -> None:
+    rows = [{c: summary[L][c] for c in SUMMARY_COLUMNS} for L in sorted(summary)]
+    io.write_table(path, rows if rows else {c: [] for c in SUMMARY_COLUMNS}, fmt="csv")
+
+
+# ----------------------------------------------------------------------------------------- the front
+def _key(row: dict) -> tuple:
+    """Order for 'best': R², then the larger expression string (official tie rule), then run identity."""
+    return (row["R2"], row["EquationStructure"], str(row.get("method", "")), -int(row.get("seed", 0) or 0))
+
+
+def best_per_length(rows: Iterable[dict]) -> dict[int, dict]:
+    """The best row per length (rows with NaN R² are skipped)."""
+    best: dict[int, dict] = {}
+    for row in rows:
+        r2 = row["R2"]
+        if r2 is None or not math.isfinite(r2):
+            continue
+        L = int(row["EquationLength"])
+        if L not in best or _key(row) > _key(best[L]):
+            best[L] = row
+    return dict(sorted(best.items()))
+
+
+def strict_front(best: dict[int, dict]) -> dict[int, dict]:
+    """Keep a length only if its R² beats every shorter length's."""
+    out: dict[int, dict] = {}
+    top = -math.inf
+    for L in sorted(best):
+        if best[L]["R2"] > top:
+            out[L] = best[L]
+            top = best[L]["R2"]
+    return out
+
+
+def apo_front(rows: Iterable[dict]) -> dict[int, dict]:
+    """APO front of any number of summary rows: best per length, then strict improvement."""
+    return strict_front(best_per_length(rows))
+
+
+def front_rows(front: dict[int, dict], feature_names: Sequence[str] | None = None, *, simplify: bool = True,
+               latex: bool = False) -> list[dict]:
+    """Rows of ``front.csv``: length, R², MSE, official expression, infix, sympy-simplified form, run."""
+    out = []
+    for L in sorted(front):
+        r = front[L]
+        tokens = parse_official(r["EquationStructure"])
+        params = parse_parameters(r["EquationParameters"])
+        row = {"length": L, "R2": r["R2"], "MSE": r["MSE"], "expression": r["EquationStructure"],
+               "infix": to_infix(tokens, list(feature_names) if feature_names else None, params if params.size
+                                 else None)}
+        if simplify or latex:
+            sym = sympy_expression(tokens, params, feature_names)
+            if simplify:
+                row["simplified"] = str(sym)
+            if latex:
+                import sympy
+
+                row["latex"] = sympy.latex(sym)
+        row.update({"parameters": r["EquationParameters"], "method": r.get("method", ""),
+                    "seed": r.get("seed", ""), "head": r.get("head", ""), "dataset": r.get("dataset", "")})
+        out.append(row)
+    return out
+
+
+def sympy_expression(tokens: Sequence[int], params: np.ndarray | None = None,
+                     feature_names: Sequence[str] | None = None, *, digits: int = 6):
+    """The expression in sympy, constants rounded to ``digits`` significant digits, simplified."""
+    import sympy
+
+    from paperkit.methods.sr_apo.grammar import ADD, CONST, DIV, FEAT0, MUL, SUB
+
+    row = [int(t) for t in tokens if int(t) != 0]
+    pos = 0
+    nconst = 0
+
+    def walk():
+        nonlocal pos, nconst
+        t = row[pos]
+        pos += 1
+        if t == CONST:
+            nconst += 1
+            if params is not None and len(params) >= nconst:
+                return sympy.Float(float(f"{float(params[nconst - 1]):.{digits}g}"), digits)
+            return sympy.Symbol(f"c{nconst - 1}")
+        if t >= FEAT0:
+            j = t - FEAT0
+            return sympy.Symbol(feature_names[j] if feature_names else f"x{j}", real=True)
+        a = walk()
+        b = walk()
+        if t == ADD:
+            return a + b
+        if t == SUB:
+            return a - b
+        if t == MUL:
+            return a * b
+        if t == DIV:
+            return a / b
+        return sympy.Abs(a) ** b
+
+    expr = walk()
+    try:
+        return sympy.simplify(expr)
+    except Exception:  # sympy can fail on odd powers; the unsimplified form is still right
+        return expr
+
+
+def collect_summaries(patterns: Iterable[str]) -> list[Path]:
+    """Summary files from file paths, folders (searched recursively) and glob patterns; sorted, unique."""
+    import glob
+
+    found: set[Path] = set()
+    for pattern in patterns:
+        p = Path(pattern)
+        if p.is_dir():
+            found.update(f for f in p.rglob("*_summary.csv*") if f.is_file())
+            continue
+        matches = [Path(m) for m in glob.glob(pattern, recursive=True)]
+        for m in matches:
+            if m.is_dir():
+                found.update(f for f in m.rglob("*_summary.csv*") if f.is_file())
+            elif m.is_file():
+                found.add(m)
+        if not matches:
+            raise InputError(f"{pattern}: no such file, folder or matching summaries")
+    if not found:
+        raise InputError(f"no summary files found in {', '.join(patterns)}; expected *_summary.csv files")
+    return sorted(found)
+
+
+def fronts_by_dataset(paths: Sequence[Path], *, feature_names: Sequence[str] | None = None, latex: bool = False
+                      ) -> tuple[list[dict], dict[str, dict[int, float]]]:
+    """Read every summary, group by dataset, and return front.csv rows plus {dataset: {length: R²}}."""
+    by: dict[str, list[dict]] = {}
+    for path in paths:
+        for row in read_summary(path):
+            by.setdefault(str(row["dataset"]), []).append(row)
+    rows: list[dict] = []
+    fronts: dict[str, dict[int, float]] = {}
+    for name in sorted(by):
+        front = apo_front(by[name])
+        rows.extend(front_rows(front, feature_names, latex=latex))
+        fronts[name] = {L: r["R2"] for L, r in front.items()}
+    return rows, fronts

@@ -1,0 +1,142 @@
+"""sr-apo-search / sr-apo-front / sr-apo-compare through the real entry point."""
+
+import json
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def data_csv(tmp_path_factory):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 2)) * [1.0, 2.0]
+    y = 1.5 * X[:, 0] - X[:, 1] ** 2 + 0.1 * rng.normal(size=40)
+    path = tmp_path_factory.mktemp("data") / "toy.csv"
+    lines = ["a,b,target"] + [f"{u!r},{v!r},{w!r}" for u, v, w in zip(X[:, 0].tolist(), X[:, 1].tolist(), y.tolist(), strict=True)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _search(pk, data_csv, run_dir, *extra):
+    return pk("sr-apo-search", "--data", data_csv, "--head", "2", "--run-dir", run_dir, "-q", *extra)
+
+
+def test_search_writes_summaries_front_plot_and_one_json_line(pk, data_csv, tmp_path):
+    r = _search(pk, data_csv, tmp_path / "run", "--seeds", "11284,860", "--all-expressions", "--latex")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1
+    out = json.loads(lines[0])
+    assert out["expressions"] == 643 and out["runs"] == 2
+    run = tmp_path / "run"
+    for name in ("toy_LM_2_11284_summary.csv", "toy_LM_2_860_summary.csv", "front.csv", "front.png",
+                 "manifest.json", "config.yaml", "all_expressions/toy_LM_2_11284.csv.gz"):
+        assert (run / name).exists(), name
+    head = (run / "toy_LM_2_11284_summary.csv").read_text().splitlines()[0]
+    assert head == "EquationLength,EquationStructure,EquationLambda,EquationParameters,NumericalIterations,MSE,R2"
+    front = (run / "front.csv").read_text()
+    assert "latex" in front.splitlines()[0]
+    r2 = [f["R2"] for f in out["front"]]
+    assert r2 == sorted(r2) and len(set(r2)) == len(r2)  # strictly improving
+
+
+def test_same_input_same_bytes(pk, data_csv, tmp_path):
+    for d in ("a", "b"):
+        assert _search(pk, data_csv, tmp_path / d).exit_code == 0
+    for name in ("toy_LM_2_11284_summary.csv", "front.csv"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_shards_merged_by_sr_apo_front_equal_the_unsharded_front(pk, data_csv, tmp_path):
+    assert _search(pk, data_csv, tmp_path / "full").exit_code == 0
+    for k in (1, 2, 3):
+        assert _search(pk, data_csv, tmp_path / "shards" / f"s{k}", "--shard", f"{k}/3").exit_code == 0
+    r = pk("sr-apo-front", "--summaries", tmp_path / "shards", "--feature-names", "a,b", "-o", tmp_path / "merged.csv")
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "merged.csv").read_bytes() == (tmp_path / "full" / "front.csv").read_bytes()
+
+
+def test_resume_continues_from_chunk_checkpoints(pk, data_csv, tmp_path):
+    run = tmp_path / "run"
+    assert _search(pk, data_csv, run, "--chunk-size", "100").exit_code == 0
+    before = (run / "front.csv").read_bytes()
+    (run / "manifest.json").unlink()  # as if interrupted after the last chunk checkpoints
+    for f in sorted((run / "checkpoints").glob("*.json"))[-3:]:
+        f.unlink()
+    again = _search(pk, data_csv, run, "--chunk-size", "100")
+    assert again.exit_code == 1 and "unfinished" in again.stderr
+    r = _search(pk, data_csv, run, "--chunk-size", "100", "--resume")
+    assert r.exit_code == 0, r.stderr
+    assert (run / "front.csv").read_bytes() == before
+    assert _search(pk, data_csv, run, "--chunk-size", "50", "--resume").exit_code == 1  # other parameters
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("content,args,code,needle", [
+    ("a,b,y\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", [], 3, "no target column 'target'"),
+    ("a,b,target\n1,x,3\n2,1,4\n3,5,1\n4,4,2\n", [], 3, "non-numeric"),
+    ("a,b,target\n1,7,3\n2,7,4\n3,7,1\n4,7,2\n", [], 3, "constant"),
+    ("a,b,target\n1,2,3\n2,nan,4\n3,5,1\n4,4,2\n", [], 3, "NaN"),
+    ("a,target\n1,3\n2,4\n", ["--head", "4"], 3, "at least 3 rows"),
+    ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--head", "0"], 2, "head"),
+    ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--head", "4", "--max-expressions", "1000"], 1, "177,708"),
+    ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--shard", "4/3"], 2, "K <= N"),
+    ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--optimizers", "BFGS"], 2, "--engine scipy"),
+    ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--engine", "scipy", "--optimizers", "Adam"], 2, "unknown"),
+    ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--features", "c"], 3, "no feature column 'c'"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(pk, tmp_path, content, args, code, needle):
+    data = _write(tmp_path / "d.csv", content)
+    run = tmp_path / "run"
+    r = pk("sr-apo-search", "--data", data, "--run-dir", run, *args)
+    assert r.exit_code == code, r.stderr
+    assert needle in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert r.stdout == ""
+    assert not run.exists()
+
+
+def test_scheduler_without_distributed_is_a_usage_error(pk, data_csv, tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is not None:
+        pytest.skip("distributed is installed")
+    r = _search(pk, data_csv, tmp_path / "run", "--scheduler", "tcp://127.0.0.1:1")
+    assert r.exit_code == 2 and "distributed" in r.stderr
+
+
+def test_front_merge_reproduces_maxima_and_drops_non_improving_lengths(pk, tmp_path):
+    cols = "EquationLength,EquationStructure,EquationLambda,EquationParameters,NumericalIterations,MSE,R2\n"
+    rows = {  # (method, seed) -> {length: (R2, expr)}
+        ("BFGS", 1): {1: (0.5, "xdata[0]"), 3: (0.6, "Mul(xdata[0],x[0])"), 5: (0.55, "Add(xdata[0],xdata[1])")},
+        ("Powell", 2): {1: (0.4, "xdata[1]"), 3: (0.65, "Mul(xdata[1],x[0])"), 7: (0.9, "Sub(Mul(xdata[0],x[0]),x[1])")},
+    }
+    for (m, s), by in rows.items():
+        text = cols + "".join(f'{L},"{e}","lambda x,xdata:{e}",,,{1 - r2},{r2}\n' for L, (r2, e) in by.items())
+        _write(tmp_path / f"my_data_set_{m}_3_{s}_summary.csv", text)
+    r = pk("sr-apo-front", "--summaries", str(tmp_path / "*_summary.csv"), "-o", "-")
+    assert r.exit_code == 0, r.stderr
+    got = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [(g["length"], g["R2"], g["method"], g["seed"], g["dataset"]) for g in got] == [
+        (1, 0.5, "BFGS", 1, "my_data_set"), (3, 0.65, "Powell", 2, "my_data_set"), (7, 0.9, "Powell", 2, "my_data_set")]
+    bad = pk("sr-apo-front", "--summaries", str(tmp_path / "nothing*.csv"))
+    assert bad.exit_code == 3 and "no such file" in bad.stderr
+
+
+def test_compare_gaps(pk, tmp_path):
+    front = _write(tmp_path / "front.csv", "length,R2\n1,0.5\n3,0.7\n7,0.9\n")
+    models = _write(tmp_path / "models.csv", "algorithm,length,R2\ngplearn,5,0.6\nFFX,7,0.95\nFFX,1,0.5\n")
+    r = pk("sr-apo-compare", "--front", front, "--models", models, "--plot", tmp_path / "c.png",
+           "--summary", tmp_path / "s.csv", "-o", "-")
+    assert r.exit_code == 0, r.stderr
+    got = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [(g["model"], g["front_length"], round(g["gap"], 12)) for g in got] == [
+        ("gplearn", 3, 0.1), ("FFX", 7, -0.05), ("FFX", 1, 0.0)]
+    assert (tmp_path / "c.png").stat().st_size > 1000
+    bad = _write(tmp_path / "bad.csv", "algorithm,R2\nx,0.5\n")
+    r = pk("sr-apo-compare", "--front", front, "--models", bad)
+    assert r.exit_code == 3 and "no length column" in r.stderr
