@@ -2,12 +2,16 @@
 
 Each split s draws its own train/test partition from ``spawn_seeds(seed, n_splits)[s]``, so split s is the
 same whichever other splits are run (and a resumed run continues with identical splits).
+
+:func:`select_params` is the grid search of the paper's protocol done without touching test data: it
+holds out part of the *training* data, scores every grid point there and returns the best.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import fields, replace
 
 import numpy as np
 
@@ -16,7 +20,7 @@ from paperkit.core.seeding import spawn_seeds
 from paperkit.datasets import train_test_indices
 from paperkit.methods.mvml.baselines import BASELINES, run_baseline
 from paperkit.methods.mvml.estimator import TMvML
-from paperkit.methods.mvml.metrics import evaluate
+from paperkit.methods.mvml.metrics import LOWER_IS_BETTER, METRICS, evaluate
 
 # "tmvml" is the configured model; "tnn" / "ridge" are the same model with the tensor nuclear norm
 # (λ_tnn = λ/δ, LTR's slope at σ = 0, unless given) or without a tensor penalty (plain per-view ridge).
@@ -111,3 +115,37 @@ def summarize_splits(results: list[dict[str, dict[str, float]]]) -> dict[str, di
             vals = np.array([r[method][metric] for r in results], dtype=float)
             out[method][metric] = {"mean": float(vals.mean()), "std": float(vals.std())}
     return out
+
+
+def select_params(model: TMvML, views: list[np.ndarray], Y: np.ndarray, grid: dict[str, Sequence[float]], *,
+                  val_fraction: float = 0.3, seed: int = 0, metric: str = "average_precision"
+                  ) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """Best grid point for ``model`` by an inner validation split of the training data it is given.
+
+    Pass training data only: ``val_fraction`` of it is held out (drawn from ``seed``), ``model`` with each
+    combination of ``grid`` (field name → values, e.g. ``{"lam": [...], "delta": [...]}``) is fitted on the
+    rest and scored by ``metric`` on the held-out part. Returns the best combination (the first in grid
+    order on ties) and one row per grid point (the values and the validation score).
+    """
+    names = {f.name for f in fields(TMvML)}
+    bad = [k for k in grid if k not in names]
+    if bad or not grid:
+        raise UsageError(f"grid names {', '.join(bad) or 'nothing'}; expected some of the TMvML parameters")
+    empty = [k for k, v in grid.items() if len(v) == 0]
+    if empty:
+        raise UsageError(f"grid has no values for {', '.join(empty)}; expected at least one each")
+    if metric not in METRICS:
+        raise UsageError(f"metric = {metric!r} is unknown; expected one of {', '.join(METRICS)}")
+    tr, va = train_test_indices(len(Y), val_fraction, np.random.default_rng(int(seed)))
+    train, val = [X[tr] for X in views], [X[va] for X in views]
+    sign = -1.0 if metric in LOWER_IS_BETTER else 1.0
+    rows: list[dict[str, float]] = []
+    best: tuple[float, dict[str, float]] | None = None
+    for values in itertools.product(*grid.values()):
+        point = dict(zip(grid, values, strict=True))
+        fitted = replace(model, **point).fit(train, Y[tr])
+        score = evaluate(Y[va], fitted.decision_function(val), model.threshold)[metric]
+        rows.append({**point, metric: score})
+        if best is None or sign * score > sign * best[0]:
+            best = (score, point)
+    return best[1], rows  # type: ignore[index]
