@@ -17,6 +17,7 @@ import numpy as np
 
 from paperkit.core.errors import UsageError
 from paperkit.core.seeding import spawn_seeds
+from paperkit.core.validate import check_range
 from paperkit.datasets import train_test_indices
 from paperkit.methods.mvml.baselines import BASELINES, run_baseline
 from paperkit.methods.mvml.estimator import TMvML
@@ -33,6 +34,17 @@ def check_methods(methods: list[str]) -> list[str]:
     if bad:
         raise UsageError(f"unknown method(s) {', '.join(bad)}; expected some of {', '.join(METHODS)}")
     return list(dict.fromkeys(["tmvml", *methods]))
+
+
+def check_setup(model: TMvML, methods: list[str], lam_tnn: float | None = None) -> None:
+    """Check the hyperparameters of every model ``methods`` will fit, before anything is fitted or written."""
+    if lam_tnn is not None:
+        if not np.isfinite(lam_tnn):
+            raise UsageError(f"lam_tnn = {float(lam_tnn)!r} is not finite; expected a number > 0")
+        check_range("lam_tnn", lam_tnn, 0.0, low_open=True)
+    for method in methods:
+        if method in ABLATIONS:
+            variant(model, method, lam_tnn)  # constructing the variant validates it
 
 
 def variant(model: TMvML, method: str, lam_tnn: float | None = None) -> TMvML:
