@@ -102,7 +102,14 @@ def fit_command(start_run: Any, params: dict[str, Any], *, views: str | None, la
         n_fit = len(train_test_indices(len(Y), test_fraction, np.random.default_rng(0))[0])
     check_fit_size(model.map, int(model.m), [v.shape[1] for v in X], n_fit)
     run = start_run()
+    with experiment.each_warning_once():  # one line per distinct warning, not one per fit
+        return _fit_run(run, model, method_list, X, Y, Xte, Yte, inputs, cv=cv, test_fraction=test_fraction,
+                        lam_tnn=lam_tnn, seed=seed)
 
+
+def _fit_run(run: Any, model: TMvML, method_list: list[str], X: list[np.ndarray], Y: np.ndarray,
+             Xte: list[np.ndarray] | None, Yte: np.ndarray | None, inputs: list[str], *, cv: int,
+             test_fraction: float, lam_tnn: float | None, seed: int) -> tuple[dict[str, Any], list[str], str]:
     report: dict[str, Any] = {"definitions": metrics.DEFINITIONS, "methods": method_list, "n_train": int(len(Y)),
                               "n_labels": int(Y.shape[1]), "n_views": len(X)}
     tables = []

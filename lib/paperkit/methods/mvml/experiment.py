@@ -10,7 +10,9 @@ holds out part of the *training* data, scores every grid point there and returns
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import fields, replace
 
 import numpy as np
@@ -27,6 +29,28 @@ from paperkit.methods.mvml.metrics import LOWER_IS_BETTER, METRICS, evaluate
 # (λ_tnn = λ/δ, LTR's slope at σ = 0, unless given) or without a tensor penalty (plain per-view ridge).
 ABLATIONS = ("tnn", "ridge")
 METHODS = ("tmvml",) + ABLATIONS + BASELINES
+
+
+@contextmanager
+def each_warning_once(logger: logging.Logger | None = None) -> Iterator[None]:
+    """Within the block, a message of the estimator's logger (or ``logger``) repeated word for word — such
+    as "label column(s) 1 are constant", which every fit of every split and method would log — is
+    emitted only the first time."""
+    target = logger or logging.getLogger(TMvML.__module__)
+    seen: set[str] = set()
+
+    def once(record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        if msg in seen:
+            return False
+        seen.add(msg)
+        return True
+
+    target.addFilter(once)
+    try:
+        yield
+    finally:
+        target.removeFilter(once)
 
 
 def check_methods(methods: list[str]) -> list[str]:
