@@ -139,4 +139,3 @@ def evaluate(Y: np.ndarray, F: np.ndarray, threshold: float = 0.5) -> dict[str, 
         "macro_f1": macro,
         "subset_accuracy": float(np.mean((Y == P).all(axis=1))),
     }
-
