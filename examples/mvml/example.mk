@@ -1,10 +1,13 @@
 # TMvML (Laplace Tensor Rank) against its ablations and the baselines, 5 random 70/30 splits per dataset.
 EXAMPLES += mvml
 MVML_SETS := digits synthetic planted
+# summarize.py imports paperkit: run it with the interpreter installed next to $(PAPERKIT) (override with
+# PYTHON=...; python3 when there is none, e.g. paperkit run as a module).
+PYTHON ?= $(or $(wildcard $(dir $(shell command -v $(firstword $(PAPERKIT))))python),python3)
 mvml: mvml/out/table.csv mvml/out/average_precision.png
 
 mvml/out/%/metrics.json: mvml/configs/%.yaml
 	$(PAPERKIT) mvml-fit --config $< --seed 0 --run-dir mvml/out/$* --force -q > /dev/null
 
 mvml/out/table.csv mvml/out/average_precision.png &: $(foreach s,$(MVML_SETS),mvml/out/$(s)/metrics.json)
-	python mvml/summarize.py mvml/out/table.csv mvml/out/average_precision.png $(foreach s,$(MVML_SETS),mvml/out/$(s))
+	$(PYTHON) mvml/summarize.py mvml/out/table.csv mvml/out/average_precision.png $(foreach s,$(MVML_SETS),mvml/out/$(s))

@@ -54,7 +54,7 @@ def _bad(tmp_path, pk, *args, code):
     r = pk("mvml-fit", *args, "--run-dir", tmp_path / "bad")
     assert r.exit_code == code, (r.exit_code, r.stderr)
     assert len(r.stderr.strip().splitlines()) == 1 and "error" in r.stderr and r.stdout == ""
-    assert not (tmp_path / "bad" / "model.npz").exists()
+    assert not (tmp_path / "bad").exists()  # rejected before the run directory is made: no stub left
     return r.stderr
 
 
@@ -76,13 +76,44 @@ def test_bad_inputs(syn, tmp_path, pk):
     _bad(tmp_path, pk, "--views", views, code=2)
 
 
+def test_bad_inputs_found_before_the_run_starts(syn, tmp_path, pk):
+    """Inputs the fit itself would reject (test views, ablation settings, sizes under --cv) fail before any
+    file is written."""
+    views, labels = _views(syn), syn / "labels.npy"
+    np.save(tmp_path / "narrow.npy", np.load(syn / "view2.npy")[:, :-1])
+    narrow = f"{syn / 'view1.npy'},{tmp_path / 'narrow.npy'},{syn / 'view3.npy'}"
+    base = ["--views", views, "--labels", labels, "--m", "8"]
+    assert "training view 2 has" in _bad(tmp_path, pk, *base, "--test-views", narrow, code=3)
+    assert "--test-views has 2 views" in _bad(tmp_path, pk, *base, "--test-views", _views(syn, 2), code=3)
+    for value in ("0", "-1", "nan", "inf"):
+        assert "lam_tnn" in _bad(tmp_path, pk, *base, "--methods", "tmvml,tnn", "--lam-tnn", value, code=2)
+    assert "lam_tnn" in _bad(tmp_path, pk, *base, "--lam-tnn", "0", code=2)  # given but unused: still checked
+    # penalty none does not use λ, but its 'tnn' ablation does
+    assert "lam" in _bad(tmp_path, pk, *base, "--penalty", "none", "--lam", "-1", "--methods", "tnn", code=2)
+    for opt, value in (("--mu0", "inf"), ("--rho", "nan"), ("--gamma", "-1"), ("--tol", "nan"),
+                       ("--threshold", "inf"), ("--mu-max", "1e-9")):
+        assert opt.lstrip("-").replace("-", "_") in _bad(tmp_path, pk, *base, opt, value, code=2)
+    # 100 samples: 90 anchors fit on all of them, not on the 70 of a --cv split's training part
+    assert "training samples; got 70" in _bad(tmp_path, pk, "--views", views, "--labels", labels, "--m", "90",
+                                               "--cv", "2", code=3)
+    assert "equal width" in _bad(tmp_path, pk, *base, "--map", "none", code=3)
+
+
+def test_label_error_shows_a_plain_number(syn, tmp_path, pk):
+    np.save(tmp_path / "y2.npy", np.load(syn / "labels.npy") * 2)
+    r = pk("mvml-fit", "--views", _views(syn), "--labels", tmp_path / "y2.npy", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 3 and "np.float64" not in r.stderr and ": 2.0)" in r.stderr, r.stderr
+
+
 def test_constant_label_warns(syn, tmp_path, pk):
     Y = np.load(syn / "labels.npy")
     Y[:, 0] = 1
     np.save(tmp_path / "yc.npy", Y)
-    r = pk("mvml-fit", "--views", _views(syn), "--labels", tmp_path / "yc.npy", "--m", "8", "--run-dir", tmp_path / "c")
+    r = pk("mvml-fit", "--views", _views(syn), "--labels", tmp_path / "yc.npy", "--m", "8", "--cv", "2",
+           "--methods", "tmvml,tnn,ridge", "--run-dir", tmp_path / "c")
     assert r.exit_code == 0, r.stderr
-    assert "constant" in r.stderr
+    # 2 splits × 3 TMvML fits + the final fit all see the constant label: warned once per run
+    assert sum("constant" in line for line in r.stderr.splitlines()) == 1, r.stderr
 
 
 def test_predict_bad_model(tmp_path, pk, syn):

@@ -86,12 +86,29 @@ def test_ltr_prox_reduces_to_nuclear_norm_for_large_delta():
 
 
 def test_penalty_value_counts_conjugate_slices():
-    """The 1/n3 factor: TNN of a tensor with one frontal slice equals the nuclear norm / 1 (n3 = 1),
-    and TNN of a constant-over-mode-3 tensor (only slice 0 nonzero in Fourier) = ||A||_* (n3 / n3)."""
+    """The 1/n3 factor and the conjugate slices, each expected value derived by hand from the DFT, with σ
+    computed directly from the matrices (no FFT in the expectations)."""
     rng = np.random.default_rng(5)
-    A = rng.normal(size=(5, 3))
-    T = np.repeat(A[:, :, None], 4, axis=2)
-    assert tensor.penalty_value(T, "tnn") == pytest.approx(np.linalg.svd(A, compute_uv=False).sum() * 4 / 4 * 1)
+    A, B = rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    delta = 2.0
+    sv = np.linalg.svd(A, compute_uv=False)
+    # 1. n3 = 1: the only Fourier slice is A itself.
+    T1 = A[:, :, None]
+    assert tensor.penalty_value(T1, "tnn") == pytest.approx(sv.sum(), rel=1e-12)
+    assert tensor.penalty_value(T1, "ltr", delta) == pytest.approx(np.sum(1 - np.exp(-sv / delta)), rel=1e-12)
+    # 2. Constant along mode 3 (n3 = 4): Fourier slice 0 = 4A, the others 0, so TNN = ‖4A‖_* / 4 = ‖A‖_*
+    #    and LTR = (1/4) Σ (1 − exp(−4σ/δ)).
+    T2 = np.repeat(A[:, :, None], 4, axis=2)
+    assert tensor.penalty_value(T2, "tnn") == pytest.approx(sv.sum(), rel=1e-12)
+    assert tensor.penalty_value(T2, "ltr", delta) == pytest.approx(np.sum(1 - np.exp(-4 * sv / delta)) / 4, rel=1e-12)
+    # 3. One conjugate pair (n3 = 5): T_k = A cos(2πk/5) + B sin(2πk/5) has Fourier slices 1 and 4 equal to
+    #    (5/2)(A − iB) and its conjugate, the others 0; both count: TNN = 2·(5/2)‖A − iB‖_* / 5 = ‖A − iB‖_*.
+    k = np.arange(5)
+    T3 = A[:, :, None] * np.cos(2 * np.pi * k / 5) + B[:, :, None] * np.sin(2 * np.pi * k / 5)
+    sc = np.linalg.svd(A - 1j * B, compute_uv=False)
+    assert tensor.penalty_value(T3, "tnn") == pytest.approx(sc.sum(), rel=1e-12)
+    assert tensor.penalty_value(T3, "ltr", delta) == pytest.approx(
+        2 * np.sum(1 - np.exp(-2.5 * sc / delta)) / 5, rel=1e-12)
 
 
 @pytest.mark.parametrize("penalty,prox", [("ltr", "exact"), ("ltr", "reweighted"), ("tnn", "exact")])

@@ -1,12 +1,14 @@
-"""TMvML end to end: convergence, rank recovery, the ablation ordering, views and model round trip."""
+"""TMvML end to end: convergence, rank recovery, acceptance 4 on synthetic (honestly: not reachable), the
+ablation ordering on planted low-rank data with inner-validated λ, δ, views and model round trip."""
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from paperkit.core.errors import InputError, UsageError
-from paperkit.methods.mvml import TMvML, data, experiment
+from paperkit.methods.mvml import TMvML, data, evaluate, experiment, solver
 from paperkit.methods.mvml.tensor import fourier_singular_values, rotate
 
 
@@ -21,6 +23,13 @@ def test_convergence_on_digits():
     obj = tr[19:, 0]
     assert np.all(np.diff(obj) <= 1e-6 * np.abs(obj[1:])), np.diff(obj).max()
     assert elapsed < 60
+    # ADMM ends below its ridge start on the objective it minimises (the small μ₀ lets it leave the
+    # ridge point, where the Laplace penalty is flat; see the solver's docs)
+    mapped = [X - model.feature_means_[v] for v, X in enumerate(model.view_map_.transform(d.views))]
+    problem = solver.Problem.from_views(mapped, d.Y - model.label_means_)
+    start = solver.objective(problem, solver.ridge_closed_form(problem, model.gamma), model.settings())
+    end = solver.objective(problem, model.W_, model.settings())
+    assert end["objective"] < 0.9 * start["objective"], (end, start)
 
 
 def test_rank_two_tensor_recovered():
@@ -38,17 +47,92 @@ def test_rank_two_tensor_recovered():
     assert np.all(cos > 0.8), cos
 
 
+# Grids fixed before looking at any result: half-decades around the defaults' scale (the paper grid-searches
+# λ, δ per dataset). Selection only ever sees the training part of a split (experiment.select_params).
+LTR_GRID = {"lam": [0.1, 0.3, 1.0, 3.0], "delta": [0.1, 0.3, 1.0, 3.0, 10.0]}
+TNN_GRID = {"lam": [0.01, 0.03, 0.1, 0.3, 1.0]}
+
+
+def _split(n, split_seed):
+    """The train/test partition experiment.run_split draws for ``split_seed``."""
+    from paperkit.datasets import train_test_indices
+
+    return train_test_indices(n, 0.3, np.random.default_rng(int(split_seed)))
+
+
 @pytest.mark.slow
-def test_ltr_beats_ridge_and_matches_tnn_on_shared_structure():
-    """Acceptance 4: 5 random splits on the shared-structure generator."""
-    d = data.planted(np.random.default_rng(0), n=300, m=40, n_views=4, n_labels=6, rank=2)
-    model = TMvML(map="none", lam=0.5, delta=0.5, gamma=1e-3)
-    res = experiment.run_splits(model, d.views, d.Y, n_splits=5, seed=0, methods=["tmvml", "tnn", "ridge-view"],
-                                lam_tnn=0.5)
-    summ = experiment.summarize_splits(res)
-    ap = {k: v["average_precision"] for k, v in summ.items()}
-    assert ap["tmvml"]["mean"] >= ap["ridge-view"]["mean"] + 0.02, ap
+def test_acceptance4_on_synthetic_not_reachable_ltr_ties_ridge():
+    """Acceptance 4 as the issue states it, on the synthetic generator (5 splits, default λ, δ, no tuning).
+
+    "LTR ≥ TNN − one std" holds. "LTR ≥ per-view ridge + 0.02 AP" does not, and cannot on this generator:
+    ranking by the generator's own Bayes posterior P(Y = 1 | z) = Φ((zA − t)/noise) — better than any model
+    of the noisy views can do on average — is itself less than 0.02 above per-view ridge. What holds
+    instead is a tie: LTR within 0.01 AP of per-view ridge.
+    """
+    from scipy.stats import norm
+
+    from paperkit.core.seeding import spawn_seeds
+    from paperkit.methods.mvml import metrics
+
+    d = data.load("synthetic", np.random.default_rng(0))
+    res = experiment.run_splits(TMvML(), d.views, d.Y, n_splits=5, seed=0, methods=["tmvml", "tnn", "ridge-view"])
+    ap = {k: v["average_precision"] for k, v in experiment.summarize_splits(res).items()}
+    e = d.extra
+    posterior = norm.cdf((e["latent"] @ e["label_map"] - e["thresholds"]) / e["label_noise"])
+    ceiling = np.mean([metrics.evaluate(d.Y[te], posterior[te])["average_precision"]
+                       for _, te in (_split(len(d.Y), s) for s in spawn_seeds(0, 5))])
+    assert all(ceiling >= v["mean"] for v in ap.values()), (ceiling, ap)
+    assert ceiling < ap["ridge-view"]["mean"] + 0.02, (ceiling, ap)  # the issue's margin is out of reach
     assert ap["tmvml"]["mean"] >= ap["tnn"]["mean"] - ap["tnn"]["std"], ap
+    assert abs(ap["tmvml"]["mean"] - ap["ridge-view"]["mean"]) <= 0.01, ap
+
+
+@pytest.mark.slow
+def test_ltr_beats_ridge_on_planted_low_rank_with_inner_validation():
+    """A separate claim (not the issue's acceptance 4): where the true per-view classifiers form a
+    low-rank rotated tensor (planted, rank 2), LTR with (λ, δ) picked by an inner validation split of
+    each training part beats per-view RidgeCV by ≥ 0.02 AP over 5 splits and is no worse than TNN
+    (its λ picked the same way) minus one std."""
+    from paperkit.core.seeding import spawn_seeds
+
+    d = data.planted(np.random.default_rng(0), n=300, m=40, n_views=4, n_labels=6, rank=2)
+    base = TMvML(map="none", gamma=1e-3)
+    ap = {"tmvml": [], "tnn": [], "ridge-view": []}
+    for s in spawn_seeds(0, 5):
+        tr, te = _split(len(d.Y), s)
+        train, test, Ytr = [X[tr] for X in d.views], [X[te] for X in d.views], d.Y[tr]
+        ltr, _ = experiment.select_params(base, train, Ytr, LTR_GRID, seed=int(s) + 1)
+        tnn, _ = experiment.select_params(replace(base, penalty="tnn"), train, Ytr, TNN_GRID, seed=int(s) + 1)
+        _, scores = experiment.fit_and_score(replace(base, **ltr), ["ridge-view"], train, Ytr, test)
+        _, tnn_scores = experiment.fit_and_score(replace(base, penalty="tnn", **tnn), [], train, Ytr, test)
+        scores["tnn"] = tnn_scores["tmvml"]
+        for k, F in scores.items():
+            ap[k].append(evaluate(d.Y[te], F)["average_precision"])
+    mean = {k: np.mean(v) for k, v in ap.items()}
+    assert mean["tmvml"] >= mean["ridge-view"] + 0.02, ap
+    assert mean["tmvml"] >= mean["tnn"] - np.std(ap["tnn"]), ap
+
+
+def test_select_params_is_a_grid_search_on_an_inner_split():
+    """select_params = fit each grid point on the inner training rows, score on the held-out rows, arg-best
+    (arg-min for a loss); checked against the same search written out here."""
+    from paperkit.datasets import train_test_indices
+
+    d = data.planted(np.random.default_rng(1), n=120, m=6, n_views=2, n_labels=3, rank=1)
+    base = TMvML(map="none", max_iter=20)
+    grid = {"lam": [0.1, 1.0], "delta": [0.3, 3.0]}
+    tr, va = train_test_indices(len(d.Y), 0.3, np.random.default_rng(3))
+    points = [{"lam": lam, "delta": de} for lam in grid["lam"] for de in grid["delta"]]
+    direct = [evaluate(d.Y[va], replace(base, **p).fit([X[tr] for X in d.views], d.Y[tr])
+                       .decision_function([X[va] for X in d.views])) for p in points]
+    for metric, pick in (("average_precision", np.argmax), ("ranking_loss", np.argmin)):
+        best, rows = experiment.select_params(base, d.views, d.Y, grid, seed=3, metric=metric)
+        assert [r[metric] for r in rows] == [e[metric] for e in direct]
+        assert best == points[int(pick([e[metric] for e in direct]))]
+    with pytest.raises(UsageError, match="grid"):
+        experiment.select_params(base, d.views, d.Y, {"nope": [1.0]})
+    with pytest.raises(UsageError, match="no values"):
+        experiment.select_params(base, d.views, d.Y, {"lam": []})
 
 
 def test_predict_and_roundtrip():

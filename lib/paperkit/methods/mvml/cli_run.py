@@ -14,10 +14,12 @@ import numpy as np
 from paperkit.core import io
 from paperkit.core.errors import InputError
 from paperkit.core.progress import progress
+from paperkit.datasets import train_test_indices
 from paperkit.methods.mvml import data as _data
 from paperkit.methods.mvml import experiment, metrics
 from paperkit.methods.mvml.estimator import TMvML, check_labels, check_views
 from paperkit.methods.mvml.files import read_matrix, read_views, split_paths
+from paperkit.methods.mvml.views import check_fit_size
 
 log = logging.getLogger(__name__)
 TABLE_METRICS = ("average_precision", "ranking_loss", "one_error", "coverage", "hamming_loss", "micro_f1", "macro_f1")
@@ -75,6 +77,7 @@ def fit_command(start_run: Any, params: dict[str, Any], *, views: str | None, la
     input leaves nothing behind). Returns (summary, input files, table text)."""
     method_list = experiment.check_methods([m.strip() for m in methods.split(",") if m.strip()])
     model = TMvML(**params)
+    experiment.check_setup(model, method_list, lam_tnn)
     X, Y, inputs = load_training(views, labels, dataset, seed)
     Xte = Yte = None
     if test_views:
@@ -82,6 +85,9 @@ def fit_command(start_run: Any, params: dict[str, Any], *, views: str | None, la
         Xte = check_views(read_views(tpaths), tpaths)
         if len(Xte) != len(X):
             raise InputError(f"--test-views has {len(Xte)} views; the training data has {len(X)}")
+        for v, (A, B) in enumerate(zip(X, Xte, strict=True)):
+            if A.shape[1] != B.shape[1]:
+                raise InputError(f"{tpaths[v]}: {B.shape[1]} columns; training view {v + 1} has {A.shape[1]}")
         inputs += tpaths
         if test_labels:
             Yte = check_labels(read_matrix(test_labels), test_labels)
@@ -89,13 +95,21 @@ def fit_command(start_run: Any, params: dict[str, Any], *, views: str | None, la
             if Yte.shape[1] != Y.shape[1]:
                 raise InputError(f"{test_labels}: {Yte.shape[1]} labels; the training labels have {Y.shape[1]}")
             inputs.append(test_labels)
-    if model.map == "pca":  # width check before anything is written
-        widest = min(min(v.shape[1] for v in X), len(Y))
-        if model.m > widest:
-            raise InputError(f"m = {model.m} is too large for PCA: the narrowest view has {min(v.shape[1] for v in X)} "
-                             f"columns and there are {len(Y)} samples; use m <= {widest} or --map rbf")
+    # Everything a fit could reject is checked before the run directory is made: the smallest training
+    # set is a --cv split's training part.
+    n_fit = len(Y)
+    if cv:
+        n_fit = len(train_test_indices(len(Y), test_fraction, np.random.default_rng(0))[0])
+    check_fit_size(model.map, int(model.m), [v.shape[1] for v in X], n_fit)
     run = start_run()
+    with experiment.each_warning_once():  # one line per distinct warning, not one per fit
+        return _fit_run(run, model, method_list, X, Y, Xte, Yte, inputs, cv=cv, test_fraction=test_fraction,
+                        lam_tnn=lam_tnn, seed=seed)
 
+
+def _fit_run(run: Any, model: TMvML, method_list: list[str], X: list[np.ndarray], Y: np.ndarray,
+             Xte: list[np.ndarray] | None, Yte: np.ndarray | None, inputs: list[str], *, cv: int,
+             test_fraction: float, lam_tnn: float | None, seed: int) -> tuple[dict[str, Any], list[str], str]:
     report: dict[str, Any] = {"definitions": metrics.DEFINITIONS, "methods": method_list, "n_train": int(len(Y)),
                               "n_labels": int(Y.shape[1]), "n_views": len(X)}
     tables = []

@@ -9,7 +9,9 @@ DenseSift/... views) cannot be downloaded here; these stand in for them.
   straight strokes (1, 4, 7), near-symmetric (0, 1, 8).
 * ``synthetic``: a shared latent z (r dims); correlated labels Y = 1[zA + noise > t] with a low-rank A
   (thresholds t at per-label quantiles); views Xᵥ = tanh(zBᵥ) + noise of their own width and noise
-  level, plus view-specific nuisance columns.
+  level, plus view-specific nuisance columns. ``extra`` holds the ground truth (``latent`` z,
+  ``label_map`` A, ``thresholds`` t, ``label_noise``), so P(Y = 1 | z) = Φ((zA − t)/label_noise) is known:
+  ranking by it gives the Bayes ceiling of average precision that no model of the views can pass by much.
 * ``planted``: views already of one width m (Gaussian), and a true per-view classifier whose rotated
   tensor has rank ``rank`` in every sense: Wᵥ[:, j] = P Mⱼ Qᵥᵀ with P (m × r), Mⱼ (r × r), Q (V × r);
   labels Y = 1[(1/V)Σᵥ XᵥWᵥ + noise > 0]. Used to check that the solver recovers a low-rank tensor.
@@ -81,7 +83,9 @@ def synthetic(rng: np.random.Generator, *, n: int = 600, n_labels: int = 8, late
         X = np.tanh(z @ B) + s * rng.standard_normal((n, d))
         views.append(np.hstack([X, rng.standard_normal((n, nuisance))]))
     return MultiViewData("synthetic", views, Y, [f"view{v + 1}" for v in range(len(views))],
-                         [f"label{j + 1}" for j in range(n_labels)], {"latent": z})
+                         [f"label{j + 1}" for j in range(n_labels)],
+                         {"latent": z, "label_map": A, "thresholds": thresholds,
+                          "label_noise": np.asarray(label_noise, dtype=np.float64)})
 
 
 def planted(rng: np.random.Generator, *, n: int = 300, m: int = 40, n_views: int = 4, n_labels: int = 6,

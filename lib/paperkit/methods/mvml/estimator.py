@@ -75,7 +75,7 @@ def check_labels(Y: np.ndarray, name: str = "labels") -> np.ndarray:
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise InputError(f"{name}: {int(bad.sum())} value(s) are not 0 or 1 (first at row {i + 1}, label {j + 1}: "
-                         f"{Y[i, j]!r}); expected 0/1 labels")
+                         f"{float(Y[i, j])!r}); expected 0/1 labels")
     return Y
 
 
@@ -119,6 +119,9 @@ class TMvML:
             raise UsageError(f"init = {self.init!r} is unknown; expected one of {', '.join(INITS)}")
         if self.solver not in SOLVERS:
             raise UsageError(f"solver = {self.solver!r} is unknown; expected one of {', '.join(SOLVERS)}")
+        for name in ("lam", "delta", "gamma", "mu0", "rho", "mu_max", "tol", "threshold"):
+            if not np.isfinite(getattr(self, name)):
+                raise UsageError(f"{name} = {float(getattr(self, name))!r} is not finite; expected a number")
         if self.penalty != "none":
             check_range("lam", self.lam, 0.0, low_open=True)
         if self.penalty == "ltr":
@@ -131,9 +134,6 @@ class TMvML:
         check_range("tol", self.tol, 0.0)
         check_range("reweight_passes", self.reweight_passes, 1)
         check_range("n_jobs", self.n_jobs, 0)
-        for name in ("lam", "delta", "gamma", "mu0", "rho", "mu_max", "tol", "threshold"):
-            if not np.isfinite(getattr(self, name)):
-                raise UsageError(f"{name} = {getattr(self, name)!r} is not finite; expected a number")
 
     def settings(self) -> _solver.Settings:
         return _solver.Settings(penalty=self.penalty, lam=float(self.lam), delta=float(self.delta),

@@ -139,12 +139,3 @@ def evaluate(Y: np.ndarray, F: np.ndarray, threshold: float = 0.5) -> dict[str, 
         "macro_f1": macro,
         "subset_accuracy": float(np.mean((Y == P).all(axis=1))),
     }
-
-
-def summarize(runs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
-    """Mean and (population) standard deviation of each metric over runs."""
-    out = {}
-    for key in runs[0]:
-        vals = np.array([r[key] for r in runs], dtype=float)
-        out[key] = {"mean": float(vals.mean()), "std": float(vals.std())}
-    return out

@@ -65,15 +65,9 @@ class ViewMap:
     def fit(self, views: list[np.ndarray], rng: np.random.Generator) -> ViewMap:
         n = views[0].shape[0]
         widths = [X.shape[1] for X in views]
-        if self.kind == "none" and len(set(widths)) > 1:
-            raise InputError(f"map 'none' needs views of equal width; got widths {widths}; use --map rbf or pca")
+        check_fit_size(self.kind, int(self.m), widths, n)
         if self.kind == "none":
             self.m = widths[0]
-        if self.kind == "pca" and self.m > min(min(widths), n):
-            raise InputError(f"m = {self.m} is too large for PCA: the narrowest view has {min(widths)} columns "
-                             f"and there are {n} samples; use m <= {min(min(widths), n)} or --map rbf")
-        if self.kind == "rbf" and self.m > n:
-            raise InputError(f"m = {self.m} anchors need at least {self.m} samples; got {n}")
         self.means, self.scales, self.centers, self.widths = [], [], [], []
         Z = []
         for X in views:
@@ -152,6 +146,17 @@ class ViewMap:
         vm.centers = [a[f"{prefix}center_{v}"] for v in range(n_views)]
         vm.widths = [float(w) for w in a[f"{prefix}widths"]]
         return vm
+
+
+def check_fit_size(kind: str, m: int, widths: list[int], n: int) -> None:
+    """InputError unless a ``kind`` map of width ``m`` can be fitted on ``n`` samples of views this wide."""
+    if kind == "none" and len(set(widths)) > 1:
+        raise InputError(f"map 'none' needs views of equal width; got widths {widths}; use --map rbf or pca")
+    if kind == "pca" and m > min(min(widths), n):
+        raise InputError(f"m = {m} is too large for PCA: the narrowest view has {min(widths)} columns "
+                         f"and there are {n} training samples; use m <= {min(min(widths), n)} or --map rbf")
+    if kind == "rbf" and m > n:
+        raise InputError(f"m = {m} anchors need at least {m} training samples; got {n}")
 
 
 def _kmeans(Z: np.ndarray, k: int, rng: np.random.Generator, max_points: int) -> np.ndarray:
