@@ -74,6 +74,11 @@ BAD_NU = "[[0.5, 0.7, 0.8], [0.4, 0.5, 0.6], [0.2, 0.4, 0.5]]"
     (["--preset", "nope"], 3, "unknown preset"),
     (["--preset", "official16", "--instance", "x.yaml"], 2, "mutually exclusive"),
     (["--instance", "missing.yaml"], 3, "missing.yaml"),
+    # click's FloatRange lets NaN through; the checks run before the run dir is made
+    (["--f-coef", "nan"], 2, "f_coef"),
+    (["--f-coef", "inf"], 2, "f_coef"),
+    (["--delta", "nan"], 2, "delta"),
+    (["--alpha", "nan"], 2, "alpha"),
 ])
 def test_bad_options(pk, tmp_path, args, code, words):
     d = tmp_path / "out"
@@ -101,11 +106,26 @@ def test_bad_instances(pk, tmp_path, body, words):
     assert not (tmp_path / "o").exists()
 
 
+def test_one_round_runs_with_the_default_delta(pk, tmp_path):
+    """T = 1 makes the default delta 1/T = 1: accepted (log(K·t/δ) > 0), no half-made run dir."""
+    d = tmp_path / "t1"
+    r = pk("bandit-sim", "-T", "1", "--runs", "2", "-q", "--run-dir", d)
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["T"] == 1 and (d / "manifest.json").exists()
+    r = pk("bandit-sweep", "--sweep", "alpha", "--values", "0.5", "-T", "1", "--runs", "1", "-q",
+           "--run-dir", tmp_path / "s1")
+    assert r.exit_code == 0, r.stderr
+
+
 def test_sweep_bad_values(pk, tmp_path):
     r = pk("bandit-sweep", "--sweep", "alpha", "--values", "0.2,1.4", "--run-dir", tmp_path / "s")
     assert r.exit_code == 2 and "1.4" in r.stderr
     r = pk("bandit-sweep", "--sweep", "reward-gap", "--values", "a,b", "--run-dir", tmp_path / "s")
     assert r.exit_code == 2 and "--values" in r.stderr
+    r = pk("bandit-sweep", "--sweep", "reward-gap", "--values", "inf", "--run-dir", tmp_path / "s")
+    assert r.exit_code == 2 and "gap = inf" in r.stderr
+    r = pk("bandit-sweep", "--sweep", "alpha", "--f-coef", "nan", "--run-dir", tmp_path / "s")
+    assert r.exit_code == 2 and "f_coef" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "s").exists()
 
 

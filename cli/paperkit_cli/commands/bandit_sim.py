@@ -36,8 +36,8 @@ def set_threads(jobs: int) -> None:
               help="Comma-separated: decofusion, elimfusion, elim-nofusion, med-nofusion, ucb, klucb, rucb.")
 @click.option("--f-coef", type=click.FloatRange(min=0.0), default=0.05, show_default=True,
               help="DecoFusion threshold beta_t = log t + f_coef·K^1.01 (official code 0.05, RMED 0.3).")
-@click.option("--delta", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=None,
-              help="Confidence of the elimination algorithms [default: 1/T].")
+@click.option("--delta", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
+              help="Confidence of the elimination algorithms, in (0, 1] [default: 1/T].")
 @click.option("--points", type=click.IntRange(min=2), default=100, show_default=True,
               help="About this many log-spaced rounds in regret.csv.")
 @options.seed_option
@@ -70,6 +70,7 @@ def cli(preset, instance_path, alpha, horizon, runs, algos, f_coef, delta, point
     from paperkit_cli import runtime
 
     names = B.parse_algorithms(algos)
+    delta = B.check_settings(horizon, runs, alpha, delta=delta, f_coef=f_coef)  # before the run dir exists
     inst = resolve_instance(preset, instance_path)
     lb = B.lower_bound(inst, alpha)
     run = runtime.start_run(run_dir, resume=resume, force=force)

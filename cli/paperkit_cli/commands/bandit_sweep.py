@@ -44,6 +44,7 @@ def cli(kind, values, preset, instance_path, algos, alpha, horizon, runs, f_coef
       $ paperkit bandit-sweep --sweep reward-gap -T 10000 --runs 4 --run-dir rgap/
     """
     import json
+    import math
 
     from paperkit.core import io
     from paperkit.core.errors import UsageError
@@ -66,9 +67,10 @@ def cli(kind, values, preset, instance_path, algos, alpha, horizon, runs, f_coef
     for v in grid:
         if kind == "alpha" and not 0.0 <= v <= 1.0:
             raise UsageError(f"--values: alpha = {v!r} is out of range; expected values in [0, 1]")
-        if kind != "alpha" and not v > 0:
-            raise UsageError(f"--values: gap = {v!r}; expected positive gaps")
+        if kind != "alpha" and not (v > 0 and math.isfinite(v)):
+            raise UsageError(f"--values: gap = {v!r}; expected positive finite gaps")
     names = B.parse_algorithms(algos or ("decofusion" if kind == "alpha" else ",".join(B.PAPER_ALGORITHMS)))
+    B.check_settings(horizon, runs, alpha, f_coef=f_coef)  # before the run dir exists
     base = resolve_instance(preset, instance_path)
     for v in grid:  # fail on a bad instance before any simulation
         sweep_instance(kind, v, base)

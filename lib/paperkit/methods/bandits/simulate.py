@@ -69,7 +69,24 @@ def check_common(horizon: int, runs: int, alpha: float) -> None:
         raise UsageError(f"T = {horizon!r}; expected a positive number of rounds")
     if not isinstance(runs, (int, np.integer)) or runs <= 0:
         raise UsageError(f"runs = {runs!r}; expected a positive number of runs")
-    check_range("alpha", alpha, 0.0, 1.0)
+    check_range("alpha", alpha, 0.0, 1.0)  # NaN fails every comparison, so it is rejected too
+
+
+def check_settings(horizon: int, runs: int, alpha: float, *, delta: float | None = None,
+                   f_coef: float = DEFAULT_F_COEF) -> float:
+    """Check the run settings (UsageError naming the bad one) and return the resolved ``delta``.
+
+    Commands call this before they create a run dir, so a bad value leaves nothing behind.
+    ``delta`` defaults to 1/T and may be 1 (at T = 1): the elimination radius log(K·t/δ) stays positive.
+    """
+    check_common(horizon, runs, alpha)
+    delta = 1.0 / horizon if delta is None else float(delta)
+    check_range("delta", delta, 0.0, 1.0, low_open=True)
+    f_coef = float(f_coef)
+    if not math.isfinite(f_coef):
+        raise UsageError(f"f_coef = {f_coef!r}; expected a finite number ≥ 0")
+    check_range("f_coef", f_coef, 0.0)
+    return delta
 
 
 def simulate(instance: Instance, algo: str, horizon: int, runs: int, *, alpha: float = 0.5, seed: int = 0,
@@ -77,14 +94,11 @@ def simulate(instance: Instance, algo: str, horizon: int, runs: int, *, alpha: f
              batch: int | None = None, on_batch: Callable[[int], None] | None = None) -> SimResult:
     """Run ``runs`` independent simulations of ``algo`` for ``horizon`` rounds (numba, parallel over runs).
 
-    ``delta`` is the elimination confidence (default 1/T); ``f_coef`` sets DecoFusion's threshold
+    ``delta`` is the elimination confidence in (0, 1] (default 1/T); ``f_coef`` sets DecoFusion's threshold
     β_t = log t + f_coef·K^1.01. ``on_batch(n)`` is called after each batch of n runs (progress).
     """
-    check_common(horizon, runs, alpha)
+    delta = check_settings(horizon, runs, alpha, delta=delta, f_coef=f_coef)
     parse_algorithms([algo])
-    delta = 1.0 / horizon if delta is None else float(delta)
-    check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    check_range("f_coef", f_coef, 0.0)
     ckpts = log_checkpoints(horizon) if checkpoints is None else np.asarray(checkpoints, dtype=np.int64)
     if ckpts.size == 0 or np.any(np.diff(ckpts) < 0) or ckpts[0] < 1 or ckpts[-1] > horizon:
         raise UsageError(f"checkpoints must be increasing rounds in [1, {horizon}]")
