@@ -95,14 +95,28 @@ def test_bad_options(pk, tmp_path, args, code, words):
     ("means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7, 0.3], [0.3, 0.5, 0.6], [0.7, 0.4, 0.5]]\n", "Condorcet"),
     ("means: [0.9, 1.6, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n", "means[2] = 1.6"),
     ("means: [0.9, 0.6, 0.5]\n", "exactly one"),
+    # values that are not numbers: exit 3 naming the file and key, not a traceback
+    ("means: [0.9, 0.6, 0.5]\nwins: [[0, 3, 4], [1, 0, 2], [1, 1, 0]]\nprior: abc\n", "prior = 'abc'"),
+    ("means: [0.9, 0.6, 0.5]\nwins: [[0, 3, 4], [1, 0, 2], [1, 1, 0]]\nprior: -1\n", "prior = -1.0"),
+    ("means: [0.9, 0.6, 0.5]\npreference: bradley-terry\nscale: foo\n", "scale = 'foo'"),
+    ("means: [0.9, 0.6, 0.5]\npreference: bradley-terry\nscale: .nan\n", "scale = nan"),
+    ("means: [0.9, 0.6, 0.5]\npreference: bradley-terry\nutilities: [a, b, c]\n", "utilities = ['a'"),
+    ("means: [0.9, 0.6, 0.5]\nwins: [[0, 3, x], [1, 0, 2], [1, 1, 0]]\n", "wins = [[0, 3, 'x']"),
+    ("means: [0.9, 0.6, 0.5]\nwins: [[0, 3], [1, 0, 2], [1, 1, 0]]\n", "rows of equal length"),
+    ("means: [0.9, abc, 0.5]\npreference: bradley-terry\n", "means = [0.9, 'abc'"),
+    ("means: [0.9, 0.6, 0.5]\npreference: empty.csv\n", "empty.csv: empty file"),
+    ("means: [0.9, 0.6, 0.5]\npreference: bad.csv\n", "row 2, column 3 = 'zz'"),
 ])
 def test_bad_instances(pk, tmp_path, body, words):
     inst = tmp_path / "inst.yaml"
     inst.write_text(body)
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "bad.csv").write_text("0.5,0.6,0.7\n0.4,0.5,zz\n0.3,0.4,0.5\n")
     for cmd, extra in (("bandit-bound", []), ("bandit-sim", [*FAST, "--run-dir", tmp_path / "o"])):
         r = pk(cmd, "--instance", inst, *extra)
         assert r.exit_code == 3, r.stderr
         assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+        assert "inst.yaml" in r.stderr or ".csv" in r.stderr  # names the file
     assert not (tmp_path / "o").exists()
 
 
