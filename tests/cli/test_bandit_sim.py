@@ -54,6 +54,27 @@ def test_instance_file_and_bound(pk, tmp_path):
     assert pk("bandit-sim", "--instance", inst, *FAST, "--run-dir", d).exit_code == 0
 
 
+def test_resume_refuses_an_edited_instance_and_manifest_lists_its_csv(pk, tmp_path):
+    csv = tmp_path / "nu.csv"
+    csv.write_text("0.5,0.7,0.8\n0.3,0.5,0.6\n0.2,0.4,0.5\n")
+    inst = tmp_path / "inst.yaml"
+    inst.write_text("means: [0.9, 0.6, 0.5]\npreference: nu.csv\n")
+    d = tmp_path / "sim"
+    args = ["--instance", inst, *FAST, "--algos", "decofusion", "--run-dir", d]
+    assert pk("bandit-sim", *args).exit_code == 0
+    listed = {x["path"] for x in read_json(d / "manifest.json")["inputs"]}
+    assert listed == {str(inst), str(csv)}
+    (d / "manifest.json").unlink()
+    assert pk("bandit-sim", *args, "--resume").exit_code == 0  # unchanged files: resumes
+    (d / "manifest.json").unlink()
+    csv.write_text("0.5,0.8,0.8\n0.2,0.5,0.6\n0.2,0.4,0.5\n")  # still valid, different numbers
+    r = pk("bandit-sim", *args, "--resume")
+    assert r.exit_code == 1 and "instance_sha256" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = pk("bandit-bound", "--instance", inst, "-o", tmp_path / "b.csv")
+    assert r.exit_code == 0
+    assert {x["path"] for x in read_json(tmp_path / "b.csv.manifest.json")["inputs"]} == {str(inst), str(csv)}
+
+
 def test_sweep_writes_csv_and_png(pk, tmp_path):
     d = tmp_path / "sw"
     r = pk("bandit-sweep", "--sweep", "pref-gap", "--values", "0.05,0.1", "--algos", "decofusion,elimfusion",

@@ -45,4 +45,4 @@ def cli(preset, instance_path, alpha, horizon, output, fmt, manifest_path):
         total["bound_at_T"] = lb.constant * math.log(horizon)
     rows.append(total)
     io.write_table(output, rows, fmt=fmt)
-    runtime.write_manifest(inputs=[instance_path], output=output, manifest_path=manifest_path)
+    runtime.write_manifest(inputs=list(inst.files), output=output, manifest_path=manifest_path)

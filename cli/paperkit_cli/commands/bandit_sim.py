@@ -19,6 +19,13 @@ threads_option = click.option("--jobs", "-j", type=click.IntRange(min=0), defaul
                                     "depend on it.")
 
 
+def instance_hashes(files: tuple[str, ...]) -> dict:
+    """Config entries pinning the instance's files (YAML and any CSV it names) for ``--resume``."""
+    from paperkit.core.io import sha256_file
+
+    return {"instance_sha256": {f: sha256_file(f) for f in files}} if files else {}
+
+
 def set_threads(jobs: int) -> None:
     import numba
 
@@ -53,7 +60,7 @@ def cli(preset, instance_path, alpha, horizon, runs, algos, f_coef, delta, point
     C(alpha)·log T), instance.yaml (the resolved means and preference matrix), regret.png (regret
     against t, log-log, mean ± std, with the line C(alpha)·log t). Prints the ranked table on stderr
     and one JSON summary line on stdout. Each finished algorithm is checkpointed; --resume continues
-    an interrupted run.
+    an interrupted run (refused if the instance files changed since).
 
     \b
     Examples:
@@ -73,7 +80,7 @@ def cli(preset, instance_path, alpha, horizon, runs, algos, f_coef, delta, point
     delta = B.check_settings(horizon, runs, alpha, delta=delta, f_coef=f_coef)  # before the run dir exists
     inst = resolve_instance(preset, instance_path)
     lb = B.lower_bound(inst, alpha)
-    run = runtime.start_run(run_dir, resume=resume, force=force)
+    run = runtime.start_run(run_dir, resume=resume, force=force, extra=instance_hashes(inst.files))
     set_threads(jobs)
     ckpts = B.log_checkpoints(horizon, points)
     results = []
@@ -100,7 +107,7 @@ def cli(preset, instance_path, alpha, horizon, runs, algos, f_coef, delta, point
     io.write_yaml(run.file("instance.yaml"), inst.to_dict())
     io.save_figure(regret_figure(results, alpha, lower_bound=lb.constant,
                                  title=f"{inst.name}, T = {horizon}, {runs} runs"), run.file("regret.png"))
-    runtime.write_manifest(run_dir=run.path, seed=seed, inputs=[instance_path])
+    runtime.write_manifest(run_dir=run.path, seed=seed, inputs=list(inst.files))
     _print_table(ranked, lb.at(horizon))
     options.echo_data(json.dumps({"run_dir": str(run.path), "instance": inst.name, "alpha": alpha, "T": horizon,
                                   "runs": runs, "ranking": [{k: r[k] for k in ("rank", "algo", "regret_mean",
