@@ -54,6 +54,26 @@ def test_instance_file_and_bound(pk, tmp_path):
     assert pk("bandit-sim", "--instance", inst, *FAST, "--run-dir", d).exit_code == 0
 
 
+def test_bound_writes_inf_and_fills_every_column(pk, tmp_path):
+    """An arm whose mean ties the best one has an infinite reward cost: 'inf', never null/empty cells."""
+    inst = tmp_path / "tie.yaml"
+    inst.write_text("means: [0.9, 0.9, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n")
+    r = pk("bandit-bound", "--instance", inst, "-T", "1000")
+    assert r.exit_code == 0, r.stderr
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert "null" not in r.stdout
+    assert rows[0]["reward_cost"] == "inf" and rows[-1]["reward_cost"] == "inf"
+    arms, total = rows[:-1], rows[-1]
+    for col in ("cost", "no_fusion_cost", "bound_at_T"):
+        assert total[col] == pytest.approx(sum(x[col] for x in arms)), col
+    # the tied arm costs a reward-only learner nothing: its no-fusion term is its dueling cost
+    assert arms[0]["no_fusion_cost"] == arms[0]["duel_cost"]
+    assert pk("bandit-bound", "--instance", inst, "-o", tmp_path / "b.csv").exit_code == 0
+    table = read_table(tmp_path / "b.csv")
+    assert ",," not in (tmp_path / "b.csv").read_text().splitlines()[1]  # per-arm rows have no empty cells
+    assert table.column("reward_cost")[0] == float("inf")
+
+
 def test_resume_refuses_an_edited_instance_and_manifest_lists_its_csv(pk, tmp_path):
     csv = tmp_path / "nu.csv"
     csv.write_text("0.5,0.7,0.8\n0.3,0.5,0.6\n0.2,0.4,0.5\n")
