@@ -184,6 +184,15 @@ def test_sweep_bad_values(pk, tmp_path):
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.parametrize("kind, words", [("reward-gap", "arm 2 is"), ("pref-gap", "arm 2 has")])
+def test_gap_sweep_needs_the_best_arm_first(pk, tmp_path, kind, words):
+    inst = tmp_path / "w2.yaml"
+    inst.write_text("means: [0.6, 0.9, 0.5]\npreference: [[0.5, 0.3, 0.6], [0.7, 0.5, 0.8], [0.4, 0.2, 0.5]]\n")
+    r = pk("bandit-sweep", "--sweep", kind, "--values", "0.1", "--instance", inst, *FAST, "--run-dir", tmp_path / "s")
+    assert r.exit_code == 3 and words in r.stderr and "w2.yaml" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
+
+
 @pytest.mark.slow
 def test_console_script_subprocess(pk_bin, tmp_path):
     r = pk_bin("bandit-bound", "--preset", "pref-gap:0.05", "-o", "-")

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperkit.core.errors import UsageError
+from paperkit.core.errors import InputError, UsageError
 from paperkit.core.seeding import spawn_seeds
 from paperkit.core.validate import check_range
 from paperkit.methods.bandits import kernels
 from paperkit.methods.bandits.instances import (
     PREFERENCE_GAPS,
     REWARD_GAPS,
+    TOL,
     Instance,
     preference_gap_instance,
     reward_gap_instance,
@@ -151,10 +152,23 @@ DEFAULT_SWEEP_VALUES = {"alpha": tuple(round(0.02 * i, 2) for i in range(51)), "
 
 def sweep_instance(kind: str, value: float, base: Instance) -> Instance:
     """The instance at one sweep value: the base instance's matrix with μ_k = 0.9 − (k−1)·gap (reward
-    gap), the base instance's means with the linear preference-gap matrix (pref gap), or the base itself."""
+    gap), the base instance's means with the linear preference-gap matrix (pref gap), or the base itself.
+
+    Both gap families make arm 1 the best arm, so the base instance must have it first (InputError otherwise).
+    """
+    where = base.files[0] if base.files else base.name
     if kind == "reward-gap":
+        if base.best != 0:
+            raise InputError(f"{where}: a reward-gap sweep sets mu_1 > mu_2 > ..., so arm 1 must be the Condorcet "
+                             f"winner of the base instance's preference matrix, but arm {base.best + 1} is; "
+                             "reorder the arms so the best comes first")
         return reward_gap_instance(value, n_arms=base.n_arms, preference=base.preference)
     if kind == "pref-gap":
+        top = int(np.argmax(base.means))
+        if base.means[0] < base.means[top] - TOL:
+            raise InputError(f"{where}: a pref-gap sweep makes arm 1 the Condorcet winner, so arm 1 must have the "
+                             f"largest mean of the base instance, but arm {top + 1} has ({float(base.means[top])!r} > "
+                             f"{float(base.means[0])!r}); reorder the arms so the best comes first")
         return preference_gap_instance(value, means=base.means)
     return base
 
