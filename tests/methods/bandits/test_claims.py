@@ -93,3 +93,14 @@ def test_check_settings_resolves_delta_and_rejects_non_finite():
             check_settings(100, 1, 0.5, **kwargs)
     with pytest.raises(UsageError, match="alpha"):
         check_settings(100, 1, float("nan"))
+
+
+def test_regret_figure_is_log_x_and_linear_y_by_default():
+    from paperkit.methods.bandits import SimResult
+    from paperkit.methods.bandits.plots import regret_figure
+
+    t = np.array([1, 10, 100, 1000])
+    res = SimResult("decofusion", t, np.log(t)[None, :] * [[1.0], [2.0]], np.log(t)[None, :] * [[1.0], [3.0]])
+    for yscale in ("linear", "log"):
+        ax = regret_figure([res], 0.5, lower_bound=1.0, yscale=yscale).axes[0]
+        assert ax.get_xscale() == "log" and ax.get_yscale() == yscale
