@@ -45,17 +45,20 @@ def parameters() -> dict[str, dict[str, Any]]:
 
 
 def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool = False,
-              resume_free: tuple[str, ...] = ()) -> Any:
+              resume_free: tuple[str, ...] = (), extra: dict[str, Any] | None = None) -> Any:
     """Prepare ``run_dir`` (see :class:`paperkit.core.runs.RunDir`) with this invocation's parameters.
 
     ``resume_free`` names further parameters (Python names) that do not change results and may differ
     when resuming, such as a server's address or a timeout; they are left out of ``config.yaml``.
+    ``extra`` adds entries to ``config.yaml`` that must also match on ``--resume``, such as the sha256
+    of an input file, so an edited input is not mixed with checkpoints made from the old one.
     """
     from paperkit.core.runs import RESUME_FREE, RunDir
 
     free = RESUME_FREE | set(resume_free)
     config = {k.replace("-", "_"): v["value"] for k, v in parameters().items()
               if k.replace("-", "_") not in free}
+    config.update(extra or {})
     return RunDir(run_dir, force=force, resume=resume).prepare(config, command=_ctx().command.name or "")
 
 

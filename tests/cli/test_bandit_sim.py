@@ -54,6 +54,47 @@ def test_instance_file_and_bound(pk, tmp_path):
     assert pk("bandit-sim", "--instance", inst, *FAST, "--run-dir", d).exit_code == 0
 
 
+def test_bound_writes_inf_and_fills_every_column(pk, tmp_path):
+    """An arm whose mean ties the best one has an infinite reward cost: 'inf', never null/empty cells."""
+    inst = tmp_path / "tie.yaml"
+    inst.write_text("means: [0.9, 0.9, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n")
+    r = pk("bandit-bound", "--instance", inst, "-T", "1000")
+    assert r.exit_code == 0, r.stderr
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert "null" not in r.stdout
+    assert rows[0]["reward_cost"] == "inf" and rows[-1]["reward_cost"] == "inf"
+    arms, total = rows[:-1], rows[-1]
+    for col in ("cost", "no_fusion_cost", "bound_at_T"):
+        assert total[col] == pytest.approx(sum(x[col] for x in arms)), col
+    # the tied arm costs a reward-only learner nothing: its no-fusion term is its dueling cost
+    assert arms[0]["no_fusion_cost"] == arms[0]["duel_cost"]
+    assert pk("bandit-bound", "--instance", inst, "-o", tmp_path / "b.csv").exit_code == 0
+    table = read_table(tmp_path / "b.csv")
+    assert ",," not in (tmp_path / "b.csv").read_text().splitlines()[1]  # per-arm rows have no empty cells
+    assert table.column("reward_cost")[0] == float("inf")
+
+
+def test_resume_refuses_an_edited_instance_and_manifest_lists_its_csv(pk, tmp_path):
+    csv = tmp_path / "nu.csv"
+    csv.write_text("0.5,0.7,0.8\n0.3,0.5,0.6\n0.2,0.4,0.5\n")
+    inst = tmp_path / "inst.yaml"
+    inst.write_text("means: [0.9, 0.6, 0.5]\npreference: nu.csv\n")
+    d = tmp_path / "sim"
+    args = ["--instance", inst, *FAST, "--algos", "decofusion", "--run-dir", d]
+    assert pk("bandit-sim", *args).exit_code == 0
+    listed = {x["path"] for x in read_json(d / "manifest.json")["inputs"]}
+    assert listed == {str(inst), str(csv)}
+    (d / "manifest.json").unlink()
+    assert pk("bandit-sim", *args, "--resume").exit_code == 0  # unchanged files: resumes
+    (d / "manifest.json").unlink()
+    csv.write_text("0.5,0.8,0.8\n0.2,0.5,0.6\n0.2,0.4,0.5\n")  # still valid, different numbers
+    r = pk("bandit-sim", *args, "--resume")
+    assert r.exit_code == 1 and "instance_sha256" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = pk("bandit-bound", "--instance", inst, "-o", tmp_path / "b.csv")
+    assert r.exit_code == 0
+    assert {x["path"] for x in read_json(tmp_path / "b.csv.manifest.json")["inputs"]} == {str(inst), str(csv)}
+
+
 def test_sweep_writes_csv_and_png(pk, tmp_path):
     d = tmp_path / "sw"
     r = pk("bandit-sweep", "--sweep", "pref-gap", "--values", "0.05,0.1", "--algos", "decofusion,elimfusion",
@@ -74,6 +115,11 @@ BAD_NU = "[[0.5, 0.7, 0.8], [0.4, 0.5, 0.6], [0.2, 0.4, 0.5]]"
     (["--preset", "nope"], 3, "unknown preset"),
     (["--preset", "official16", "--instance", "x.yaml"], 2, "mutually exclusive"),
     (["--instance", "missing.yaml"], 3, "missing.yaml"),
+    # click's FloatRange lets NaN through; the checks run before the run dir is made
+    (["--f-coef", "nan"], 2, "f_coef"),
+    (["--f-coef", "inf"], 2, "f_coef"),
+    (["--delta", "nan"], 2, "delta"),
+    (["--alpha", "nan"], 2, "alpha"),
 ])
 def test_bad_options(pk, tmp_path, args, code, words):
     d = tmp_path / "out"
@@ -90,15 +136,40 @@ def test_bad_options(pk, tmp_path, args, code, words):
     ("means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7, 0.3], [0.3, 0.5, 0.6], [0.7, 0.4, 0.5]]\n", "Condorcet"),
     ("means: [0.9, 1.6, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n", "means[2] = 1.6"),
     ("means: [0.9, 0.6, 0.5]\n", "exactly one"),
+    # values that are not numbers: exit 3 naming the file and key, not a traceback
+    ("means: [0.9, 0.6, 0.5]\nwins: [[0, 3, 4], [1, 0, 2], [1, 1, 0]]\nprior: abc\n", "prior = 'abc'"),
+    ("means: [0.9, 0.6, 0.5]\nwins: [[0, 3, 4], [1, 0, 2], [1, 1, 0]]\nprior: -1\n", "prior = -1.0"),
+    ("means: [0.9, 0.6, 0.5]\npreference: bradley-terry\nscale: foo\n", "scale = 'foo'"),
+    ("means: [0.9, 0.6, 0.5]\npreference: bradley-terry\nscale: .nan\n", "scale = nan"),
+    ("means: [0.9, 0.6, 0.5]\npreference: bradley-terry\nutilities: [a, b, c]\n", "utilities = ['a'"),
+    ("means: [0.9, 0.6, 0.5]\nwins: [[0, 3, x], [1, 0, 2], [1, 1, 0]]\n", "wins = [[0, 3, 'x']"),
+    ("means: [0.9, 0.6, 0.5]\nwins: [[0, 3], [1, 0, 2], [1, 1, 0]]\n", "rows of equal length"),
+    ("means: [0.9, abc, 0.5]\npreference: bradley-terry\n", "means = [0.9, 'abc'"),
+    ("means: [0.9, 0.6, 0.5]\npreference: empty.csv\n", "empty.csv: empty file"),
+    ("means: [0.9, 0.6, 0.5]\npreference: bad.csv\n", "row 2, column 3 = 'zz'"),
 ])
 def test_bad_instances(pk, tmp_path, body, words):
     inst = tmp_path / "inst.yaml"
     inst.write_text(body)
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "bad.csv").write_text("0.5,0.6,0.7\n0.4,0.5,zz\n0.3,0.4,0.5\n")
     for cmd, extra in (("bandit-bound", []), ("bandit-sim", [*FAST, "--run-dir", tmp_path / "o"])):
         r = pk(cmd, "--instance", inst, *extra)
         assert r.exit_code == 3, r.stderr
         assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+        assert "inst.yaml" in r.stderr or ".csv" in r.stderr  # names the file
     assert not (tmp_path / "o").exists()
+
+
+def test_one_round_runs_with_the_default_delta(pk, tmp_path):
+    """T = 1 makes the default delta 1/T = 1: accepted (log(K·t/δ) > 0), no half-made run dir."""
+    d = tmp_path / "t1"
+    r = pk("bandit-sim", "-T", "1", "--runs", "2", "-q", "--run-dir", d)
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["T"] == 1 and (d / "manifest.json").exists()
+    r = pk("bandit-sweep", "--sweep", "alpha", "--values", "0.5", "-T", "1", "--runs", "1", "-q",
+           "--run-dir", tmp_path / "s1")
+    assert r.exit_code == 0, r.stderr
 
 
 def test_sweep_bad_values(pk, tmp_path):
@@ -106,7 +177,20 @@ def test_sweep_bad_values(pk, tmp_path):
     assert r.exit_code == 2 and "1.4" in r.stderr
     r = pk("bandit-sweep", "--sweep", "reward-gap", "--values", "a,b", "--run-dir", tmp_path / "s")
     assert r.exit_code == 2 and "--values" in r.stderr
+    r = pk("bandit-sweep", "--sweep", "reward-gap", "--values", "inf", "--run-dir", tmp_path / "s")
+    assert r.exit_code == 2 and "gap = inf" in r.stderr
+    r = pk("bandit-sweep", "--sweep", "alpha", "--f-coef", "nan", "--run-dir", tmp_path / "s")
+    assert r.exit_code == 2 and "f_coef" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("kind, words", [("reward-gap", "arm 2 is"), ("pref-gap", "arm 2 has")])
+def test_gap_sweep_needs_the_best_arm_first(pk, tmp_path, kind, words):
+    inst = tmp_path / "w2.yaml"
+    inst.write_text("means: [0.6, 0.9, 0.5]\npreference: [[0.5, 0.3, 0.6], [0.7, 0.5, 0.8], [0.4, 0.2, 0.5]]\n")
+    r = pk("bandit-sweep", "--sweep", kind, "--values", "0.1", "--instance", inst, *FAST, "--run-dir", tmp_path / "s")
+    assert r.exit_code == 3 and words in r.stderr and "w2.yaml" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
 
 
 @pytest.mark.slow

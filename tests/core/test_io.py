@@ -187,6 +187,23 @@ def test_bad_tables(tmp_path, content, message):
         io.read_table(p)
 
 
+def test_headerless_tables(tmp_path):
+    import gzip
+
+    p = tmp_path / "m.csv.gz"
+    with gzip.open(p, "wt") as f:
+        f.write("\n0.5,0.5\n0.5,0.5\n")  # a bare matrix: duplicate values are not column names
+    t = io.read_table(p, header=False)
+    assert t.columns == ["1", "2"] and t.numeric().tolist() == [[0.5, 0.5], [0.5, 0.5]]
+    q = tmp_path / "r.tsv"
+    q.write_text("1\t2\n3\n")
+    with pytest.raises(InputError, match="line 2 has 1 fields; line 1 has 2"):
+        io.read_table(q, header=False)
+    q.write_text("")
+    with pytest.raises(InputError, match="empty file; expected at least one row"):
+        io.read_table(q, header=False)
+
+
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         io.read_table(tmp_path / "nope.csv")

@@ -19,9 +19,10 @@ def cli(preset, instance_path, alpha, horizon, output, fmt, manifest_path):
     """Regret lower bound of DR-MAB (Theorem 1): each arm is paid for by the cheaper feedback.
 
     Reads an instance (--preset, default official16, or --instance YAML) and writes one row per
-    suboptimal arm: the reward cost alpha·Δ^R/kl(mu_k, mu_1), the dueling cost (RMED term, with the
-    arm l that attains it), their minimum and which feedback is cheaper; then a 'total' row with the
-    sum C(alpha), the no-fusion constant (sum of both costs) and, with -T, C(alpha)·log T.
+    suboptimal arm: the reward cost alpha·Δ^R/kl(mu_k, mu_1) ('inf' for a mean tying the best arm's),
+    the dueling cost (RMED term, with the arm l that attains it), their minimum, which feedback is
+    cheaper and the arm's no-fusion term (sum of both costs); with -T, the arm's share of C(alpha)·log T.
+    A last 'total' row sums each column: C(alpha), the no-fusion constant and C(alpha)·log T.
 
     \b
     Examples:
@@ -38,11 +39,12 @@ def cli(preset, instance_path, alpha, horizon, output, fmt, manifest_path):
     inst = resolve_instance(preset, instance_path)
     lb = B.lower_bound(inst, alpha)
     rows = lb.rows()
-    total = {"arm": "total", "reward_cost": float(lb.reward_cost.sum()), "duel_cost": float(lb.duel_cost.sum()),
-             "duel_partner": "", "cost": lb.constant, "cheaper": "",
-             "no_fusion_cost": lb.no_fusion_constant}
-    if horizon is not None:
-        total["bound_at_T"] = lb.constant * math.log(horizon)
-    rows.append(total)
+    rows.append({"arm": "total", "reward_cost": float(lb.reward_cost.sum()), "duel_cost": float(lb.duel_cost.sum()),
+                 "duel_partner": "", "cost": lb.constant, "cheaper": "", "no_fusion_cost": lb.no_fusion_constant})
+    for r in rows:
+        if horizon is not None:
+            r["bound_at_T"] = r["cost"] * math.log(horizon)
+        # JSON has no infinity: write it as 'inf' (as CSV does) rather than null
+        r.update({k: "inf" for k, v in r.items() if isinstance(v, float) and math.isinf(v)})
     io.write_table(output, rows, fmt=fmt)
-    runtime.write_manifest(inputs=[instance_path], output=output, manifest_path=manifest_path)
+    runtime.write_manifest(inputs=list(inst.files), output=output, manifest_path=manifest_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from paperkit_cli import options
-from paperkit_cli.commands.bandit_sim import instance_options, set_threads, threads_option
+from paperkit_cli.commands.bandit_sim import instance_hashes, instance_options, set_threads, threads_option
 
 
 @options.command("bandit-sweep", short_help="Final regret of bandit algorithms along alpha or a gap (CSV + PNG).")
@@ -36,7 +36,8 @@ def cli(kind, values, preset, instance_path, algos, alpha, horizon, runs, f_coef
     algorithm, mean/std/standard error of the final aggregated regret, mean reward and dueling parts,
     the lower bound C(alpha)·log T) and sweep.png. The instance (--preset/--instance, default
     official16) is the base: alpha sweeps use it as is, reward-gap sweeps keep its preference matrix,
-    pref-gap sweeps keep its means. Each finished value is checkpointed; --resume continues.
+    pref-gap sweeps keep its means. Each finished value is checkpointed; --resume continues (refused
+    if the instance files changed since).
 
     \b
     Examples:
@@ -44,6 +45,7 @@ def cli(kind, values, preset, instance_path, algos, alpha, horizon, runs, f_coef
       $ paperkit bandit-sweep --sweep reward-gap -T 10000 --runs 4 --run-dir rgap/
     """
     import json
+    import math
 
     from paperkit.core import io
     from paperkit.core.errors import UsageError
@@ -66,13 +68,14 @@ def cli(kind, values, preset, instance_path, algos, alpha, horizon, runs, f_coef
     for v in grid:
         if kind == "alpha" and not 0.0 <= v <= 1.0:
             raise UsageError(f"--values: alpha = {v!r} is out of range; expected values in [0, 1]")
-        if kind != "alpha" and not v > 0:
-            raise UsageError(f"--values: gap = {v!r}; expected positive gaps")
+        if kind != "alpha" and not (v > 0 and math.isfinite(v)):
+            raise UsageError(f"--values: gap = {v!r}; expected positive finite gaps")
     names = B.parse_algorithms(algos or ("decofusion" if kind == "alpha" else ",".join(B.PAPER_ALGORITHMS)))
+    B.check_settings(horizon, runs, alpha, f_coef=f_coef)  # before the run dir exists
     base = resolve_instance(preset, instance_path)
     for v in grid:  # fail on a bad instance before any simulation
         sweep_instance(kind, v, base)
-    run = runtime.start_run(run_dir, resume=resume, force=force)
+    run = runtime.start_run(run_dir, resume=resume, force=force, extra=instance_hashes(base.files))
     set_threads(jobs)
     rows = []
     with progress(total=len(grid) * len(names) * runs, desc=f"sweep {kind}", unit="run") as bar:
@@ -89,7 +92,7 @@ def cli(kind, values, preset, instance_path, algos, alpha, horizon, runs, f_coef
             rows.extend(part)
     io.write_table(run.file("sweep.csv"), rows)
     io.save_figure(sweep_figure(rows, kind), run.file("sweep.png"))
-    runtime.write_manifest(run_dir=run.path, seed=seed, inputs=[instance_path])
+    runtime.write_manifest(run_dir=run.path, seed=seed, inputs=list(base.files))
     best = {}
     for r in rows:
         if r["algo"] not in best or r["regret_mean"] > best[r["algo"]]["regret_mean"]:

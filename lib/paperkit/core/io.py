@@ -271,21 +271,25 @@ def _column_array(values: list[Any]) -> np.ndarray:
     return arr
 
 
-def read_table(path: str | os.PathLike, fmt: str | None = None) -> Table:
-    """Read a CSV/TSV (header row required) or JSONL table; stdin is sniffed (JSONL if it starts with '{')."""
+def read_table(path: str | os.PathLike, fmt: str | None = None, *, header: bool = True) -> Table:
+    """Read a CSV/TSV (header row required) or JSONL table; stdin is sniffed (JSONL if it starts with '{').
+
+    ``header=False`` reads a CSV/TSV without a header row (e.g. a bare matrix): every line is data and
+    the columns are named "1", "2", ... after the first line's width.
+    """
     name = display_name(path)
     if is_stdio(path) and fmt is None:
         text = sys.stdin.read()
         fmt = "jsonl" if text.lstrip().startswith("{") else ("tsv" if "\t" in text.split("\n", 1)[0] else "csv")
-        return _parse_table(_io.StringIO(text), fmt, name)
+        return _parse_table(_io.StringIO(text), fmt, name, header=header)
     fmt = detect_format(path, fmt)
     if fmt not in ("csv", "tsv", "jsonl"):
         raise UsageError(f"{name}: expected a table (.csv, .tsv or .jsonl), got format '{fmt}'")
     with _text_in(path) as f:
-        return _parse_table(f, fmt, name)
+        return _parse_table(f, fmt, name, header=header)
 
 
-def _parse_table(f: IO[str], fmt: str, name: str) -> Table:
+def _parse_table(f: IO[str], fmt: str, name: str, *, header: bool = True) -> Table:
     if fmt == "jsonl":
         rows = _parse_jsonl(f, name)
         columns: list[str] = []
@@ -296,31 +300,41 @@ def _parse_table(f: IO[str], fmt: str, name: str) -> Table:
         data = {c: _column_array([r.get(c) for r in rows]) for c in columns}
         return Table(columns, data, name)
     reader = csv.reader(f, delimiter="\t" if fmt == "tsv" else ",")
+    first_no = 1
     try:
-        header = next(reader)
+        first = next(reader)
+        while not header and not any(c.strip() for c in first):  # blank lines before a headerless table
+            first = next(reader)
+            first_no += 1
     except StopIteration:
-        raise InputError(f"{name}: empty file; expected a header row") from None
+        raise InputError(f"{name}: empty file; expected {'a header row' if header else 'at least one row'}") from None
     except csv.Error as e:
         raise InputError(f"{name}: malformed {fmt.upper()} ({e})") from None
-    header = [h.strip() for h in header]
-    if not any(header):
-        raise InputError(f"{name}: empty header row")
-    dup = sorted({h for h in header if header.count(h) > 1})
-    if dup:
-        raise InputError(f"{name}: duplicate column name(s) {', '.join(repr(d) for d in dup)}")
-    cells: list[list[str]] = [[] for _ in header]
+    if header:
+        names = [h.strip() for h in first]
+        if not any(names):
+            raise InputError(f"{name}: empty header row")
+        dup = sorted({h for h in names if names.count(h) > 1})
+        if dup:
+            raise InputError(f"{name}: duplicate column name(s) {', '.join(repr(d) for d in dup)}")
+        cells: list[list[str]] = [[] for _ in names]
+        width = f"the header has {len(names)}"
+    else:
+        names = [str(j + 1) for j in range(len(first))]
+        cells = [[v] for v in first]
+        width = f"line {first_no} has {len(names)}"
     try:
-        for line_no, row in enumerate(reader, start=2):
+        for line_no, row in enumerate(reader, start=first_no + 1):
             # An empty line is skipped; in a one-column table a quoted empty field ("") is a value.
-            if not row or (len(header) > 1 and len(row) == 1 and not row[0].strip()):
+            if not row or (len(names) > 1 and len(row) == 1 and not row[0].strip()):
                 continue
-            if len(row) != len(header):
-                raise InputError(f"{name}: line {line_no} has {len(row)} fields; the header has {len(header)}")
+            if len(row) != len(names):
+                raise InputError(f"{name}: line {line_no} has {len(row)} fields; {width}")
             for j, v in enumerate(row):
                 cells[j].append(v)
     except csv.Error as e:
         raise InputError(f"{name}: malformed {fmt.upper()} ({e})") from None
-    return Table(header, {h: _column_array(c) for h, c in zip(header, cells, strict=True)}, name)
+    return Table(names, {h: _column_array(c) for h, c in zip(names, cells, strict=True)}, name)
 
 
 def _py(v: Any) -> Any:

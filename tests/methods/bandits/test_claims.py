@@ -79,3 +79,28 @@ def test_log_checkpoints_and_argument_checks():
         simulate(official16(), "decofusion", 100, 1, alpha=-0.1)
     with pytest.raises(UsageError, match="runs"):
         simulate(official16(), "decofusion", 100, 0)
+
+
+def test_check_settings_resolves_delta_and_rejects_non_finite():
+    from paperkit.core.errors import UsageError
+    from paperkit.methods.bandits import check_settings
+
+    assert check_settings(1, 1, 0.5) == 1.0 and check_settings(400, 1, 0.5) == 1 / 400
+    for kwargs, word in (({"f_coef": float("nan")}, "f_coef"), ({"f_coef": float("inf")}, "f_coef"),
+                         ({"f_coef": -0.1}, "f_coef"), ({"delta": float("nan")}, "delta"),
+                         ({"delta": 0.0}, "delta"), ({"delta": 1.5}, "delta")):
+        with pytest.raises(UsageError, match=word):
+            check_settings(100, 1, 0.5, **kwargs)
+    with pytest.raises(UsageError, match="alpha"):
+        check_settings(100, 1, float("nan"))
+
+
+def test_regret_figure_is_log_x_and_linear_y_by_default():
+    from paperkit.methods.bandits import SimResult
+    from paperkit.methods.bandits.plots import regret_figure
+
+    t = np.array([1, 10, 100, 1000])
+    res = SimResult("decofusion", t, np.log(t)[None, :] * [[1.0], [2.0]], np.log(t)[None, :] * [[1.0], [3.0]])
+    for yscale in ("linear", "log"):
+        ax = regret_figure([res], 0.5, lower_bound=1.0, yscale=yscale).axes[0]
+        assert ax.get_xscale() == "log" and ax.get_yscale() == yscale

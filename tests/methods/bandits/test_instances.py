@@ -85,6 +85,22 @@ def test_bradley_terry_fit_needs_connectivity():
     assert np.isfinite(fit_bradley_terry([[0, 5], [0, 0]], prior=0.5)).all()
 
 
+def test_bradley_terry_fit_rejects_bad_priors_and_warns_at_max_iter(caplog):
+    for prior in (-0.5, float("nan"), "abc"):
+        with pytest.raises(InputError, match="prior"):
+            fit_bradley_terry([[0, 5], [1, 0]], prior=prior)
+    with pytest.raises(InputError, match="rows of equal length"):
+        fit_bradley_terry([[0, 5], [1, 0, 2]])
+    wins = [[0, 30, 40], [10, 0, 25], [5, 15, 0]]
+    with caplog.at_level("WARNING", logger="paperkit.methods.bandits.instances"):
+        fit_bradley_terry(wins, max_iter=2)
+    assert "max_iter = 2" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="paperkit.methods.bandits.instances"):
+        fit_bradley_terry(wins)
+    assert caplog.text == ""
+
+
 OK_NU = [[0.5, 0.6, 0.7], [0.4, 0.5, 0.6], [0.3, 0.4, 0.5]]
 
 
@@ -104,10 +120,23 @@ def test_bad_instances_name_the_entry(means, nu, match):
 
 
 def test_instance_mapping_variants(tmp_path):
+    import gzip
+
     (tmp_path / "m.csv").write_text("0.5,0.6,0.7\n0.4,0.5,0.6\n0.3,0.4,0.5\n")
     a = instance_from_mapping({"means": [0.9, 0.5, 0.4], "preference": "m.csv"}, base=tmp_path)
     b = instance_from_mapping({"means": [0.9, 0.5, 0.4], "preference": OK_NU})
     np.testing.assert_array_equal(a.preference, b.preference)
+    assert a.files == (str(tmp_path / "m.csv"),) and b.files == ()
+    # gzip, a header of labels, tabs by suffix
+    with gzip.open(tmp_path / "m.csv.gz", "wt") as f:
+        f.write("a,b,c\n0.5,0.6,0.7\n0.4,0.5,0.6\n0.3,0.4,0.5\n")
+    (tmp_path / "m.tsv").write_text("0.5\t0.6\t0.7\n0.4\t0.5\t0.6\n0.3\t0.4\t0.5\n")
+    for name in ("m.csv.gz", "m.tsv"):
+        g = instance_from_mapping({"means": [0.9, 0.5, 0.4], "preference": name}, base=tmp_path)
+        np.testing.assert_array_equal(g.preference, b.preference)
+    (tmp_path / "ragged.csv").write_text("0.5,0.6,0.7\n0.4,0.5\n")
+    with pytest.raises(InputError, match="line 2 has 2 fields"):
+        instance_from_mapping({"means": [0.9, 0.5, 0.4], "preference": "ragged.csv"}, base=tmp_path)
     c = instance_from_mapping({"means": [0.9, 0.5, 0.4], "preference": "bradley-terry", "scale": 2})
     np.testing.assert_allclose(c.preference[0, 1], 1 / (1 + np.exp(-2 * 0.4)))
     d = instance_from_mapping({"means": [0.9, 0.5, 0.4], "wins": [[0, 30, 40], [10, 0, 25], [5, 15, 0]]})

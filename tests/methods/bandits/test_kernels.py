@@ -68,3 +68,34 @@ def test_warmup_and_feedback_frequencies():
     sd = inst.reward_gaps.std() / np.sqrt(n)
     assert abs(r[0] / n - gap_mean) < 5 * sd
     assert np.bincount(tr[:, 0], minlength=k).min() > n / k * 0.95
+
+
+def test_rucb_challenger_is_not_the_candidate_on_a_tie():
+    """Zoghi et al. (2014), Algorithm 1: d = argmax_j U_{j,c} with random ties, and d ≠ c on a tie."""
+    from paperkit.core.rng_kernels import next_below, python_stream
+    from paperkit.methods.bandits.reference import rucb_challenger
+
+    # log t = 0 (as at t = 1): U_{j,c} is the empirical rate, so arm 2 ties the candidate's own 1/2
+    c = 0
+    wins = np.array([[0, 1, 3, 2], [1, 0, 0, 0], [0, 0, 0, 0], [1, 0, 0, 0]], np.int64)  # U: .5, .5, 0, 1/3
+    ties = np.empty(4, np.int64)
+    for seed in range(20):
+        state = np.array([np.uint64(seed)], np.uint64)
+        assert K.rucb_challenger(wins, c, 0.0, state, ties) == 1
+        assert state[0] == np.uint64(seed)  # a single remaining arm draws nothing
+    # c alone at the top: it duels itself; a tie without c: uniform over the tied arms, as the reference
+    wins_alone = np.array([[0, 3, 3], [1, 0, 0], [1, 0, 0]], np.int64)
+    assert K.rucb_challenger(wins_alone, 0, 0.0, np.array([np.uint64(1)], np.uint64), ties) == 0
+    col = [0.5, 0.9, 0.9, 0.9, 0.2]
+    wins_three = np.array([[0, 1, 1, 1, 4], [9, 0, 0, 0, 0], [9, 0, 0, 0, 0], [9, 0, 0, 0, 0], [1, 0, 0, 0, 0]],
+                          np.int64)
+    ties5 = np.empty(5, np.int64)
+    seen = set()
+    for seed in range(30):
+        state = np.array([np.uint64(seed)], np.uint64)
+        d = K.rucb_challenger(wins_three, 0, 0.0, state, ties5)
+        _, call = python_stream(seed)
+        assert d == rucb_challenger(col, 0, lambda n, call=call: int(call(next_below, n)))
+        seen.add(int(d))
+    assert seen == {1, 2, 3}
+    assert rucb_challenger([0.5, 0.5, 0.0, 1 / 3], 0, lambda n: 0) == 1

@@ -28,6 +28,7 @@ from paperkit.methods.bandits.simulate import (
                                                 PAPER_ALGORITHMS,
                                                 SWEEPS,
                                                 SimResult,
+                                                check_settings,
                                                 curve_rows,
                                                 final_summary,
                                                 log_checkpoints,
@@ -39,7 +40,7 @@ from paperkit.methods.bandits.simulate import (
 
 __all__ = [
     "ALGORITHMS", "LABELS", "PAPER_ALGORITHMS", "SWEEPS", "Instance", "LowerBound", "SimResult",
-    "bradley_terry_instance", "bradley_terry_matrix", "curve_rows", "final_summary", "fit_bradley_terry",
+    "bradley_terry_instance", "bradley_terry_matrix", "check_settings", "curve_rows", "final_summary", "fit_bradley_terry",
     "instance_from_mapping", "kl_bernoulli", "load_instance", "log_checkpoints", "lower_bound", "make_instance",
     "official16", "parse_algorithms", "preference_gap_instance", "preference_gap_matrix", "preset", "rank",
     "reward_gap_instance", "simulate", "sweep_point",

@@ -55,15 +55,24 @@ class LowerBound:
         """C(α)·log T: the asymptotic lower bound evaluated at T (a reference line, not a finite-T bound)."""
         return self.constant * math.log(horizon)
 
+    @property
+    def no_fusion_cost(self) -> np.ndarray:
+        """Per-arm no-fusion terms c^R_k + c^D_k (an infinite c^R_k, a mean tying the best, counts 0)."""
+        rc = np.where(np.isfinite(self.reward_cost), self.reward_cost, 0.0)
+        return rc + self.duel_cost
+
     def rows(self) -> list[dict]:
+        """One row per suboptimal arm (1-based): both costs, the dueling partner, the cheaper cost, and the
+        arm's no-fusion term; the ``cost`` and ``no_fusion_cost`` columns sum to the two constants."""
         out = []
+        nf = self.no_fusion_cost
         for k in range(self.cost.size):
             if k == self.best:
                 continue
             cheaper = "reward" if self.reward_cost[k] <= self.duel_cost[k] else "duel"
             out.append({"arm": k + 1, "reward_cost": float(self.reward_cost[k]),
                         "duel_cost": float(self.duel_cost[k]), "duel_partner": int(self.duel_partner[k]) + 1,
-                        "cost": float(self.cost[k]), "cheaper": cheaper})
+                        "cost": float(self.cost[k]), "cheaper": cheaper, "no_fusion_cost": float(nf[k])})
         return out
 
 
@@ -96,7 +105,7 @@ def lower_bound(instance: Instance, alpha: float) -> LowerBound:
             partner[k] = _rmed_partner(nu, d_d, k)
     cost = np.minimum(rc, dc)
     # a reward-only learner pays nothing for an arm whose mean ties the best one
-    no_fusion = float(np.sum(rc[np.isfinite(rc)]) + np.sum(dc))
+    no_fusion = float(np.sum(np.where(np.isfinite(rc), rc, 0.0)) + np.sum(dc))
     return LowerBound(alpha=float(alpha), best=best, reward_cost=rc, duel_cost=dc, duel_partner=partner,
                       cost=cost, constant=float(cost.sum()), no_fusion_constant=no_fusion)
 

@@ -13,14 +13,18 @@ utilities, a user matrix, and a Bradley–Terry fit from pairwise win counts (Hu
 
 from __future__ import annotations
 
+import logging
+import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from paperkit.core.errors import InputError
+
+log = logging.getLogger(__name__)
 
 # The official instance (include/environment.h of the paper's code): 16 means and a transitive matrix.
 OFFICIAL16_MEANS = (0.86, 0.80, 0.75, 0.70, 0.65, 0.60, 0.55, 0.50,
@@ -48,6 +52,29 @@ PREFERENCE_GAPS = (0.03, 0.05, 0.07, 0.09, 0.11)
 TOL = 1e-9
 
 
+def _floats(value: Any, what: str, source: str) -> np.ndarray:
+    """``value`` as a float array, or an InputError naming ``source`` and ``what`` (non-numbers, ragged rows)."""
+    try:
+        return np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise InputError(f"{source}: {what} = {shown}; expected numbers (a matrix needs rows of equal "
+                         "length)") from None
+
+
+def _number(value: Any, what: str, source: str) -> float:
+    """A finite scalar (YAML may give ``1e-3`` as a string), or an InputError naming it."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{source}: {what} = {value!r} is not a number; expected a finite number") from None
+    if not math.isfinite(x):
+        raise InputError(f"{source}: {what} = {x!r}; expected a finite number")
+    return x
+
+
 @dataclass(frozen=True)
 class Instance:
     """A validated DR-MAB instance; build it with :func:`make_instance` or a generator."""
@@ -56,6 +83,7 @@ class Instance:
     preference: np.ndarray
     name: str = "custom"
     best: int = field(default=0)
+    files: tuple[str, ...] = field(default=(), compare=False)  # the files it was read from (YAML, CSVs)
 
     @property
     def n_arms(self) -> int:
@@ -84,14 +112,8 @@ def make_instance(means: Any, preference: Any, name: str = "custom", source: str
 
     Entries are 1-based in messages, like the paper's arm numbers.
     """
-    try:
-        mu = np.array(means, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"{source}: means must be a list of numbers, got {means!r}") from None
-    try:
-        nu = np.array(preference, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"{source}: preference must be a square matrix of numbers (rows of equal length)") from None
+    mu = _floats(means, "means", source)
+    nu = _floats(preference, "preference", source)
     if mu.ndim != 1 or mu.size < 2:
         raise InputError(f"{source}: means has shape {mu.shape}; expected a list of at least 2 numbers")
     k = mu.size
@@ -177,26 +199,35 @@ def bradley_terry_matrix(utilities: Any, scale: float = 1.0) -> np.ndarray:
     return nu
 
 
-def bradley_terry_instance(means: Any, scale: float = 4.0, utilities: Any = None) -> Instance:
+def bradley_terry_instance(means: Any, scale: float = 4.0, utilities: Any = None, *, name: str | None = None,
+                           source: str = "instance") -> Instance:
     """Bernoulli means plus ν = σ(scale·(u_k − u_l)) with utilities u = means unless given."""
-    means = np.asarray(means, dtype=np.float64)
+    means = _floats(means, "means", source)
+    scale = _number(scale, "scale", source)
     if not scale > 0:
-        raise InputError(f"Bradley–Terry scale = {scale!r}; expected a positive number")
-    u = means if utilities is None else np.asarray(utilities, dtype=np.float64)
+        raise InputError(f"{source}: Bradley–Terry scale = {scale!r}; expected a positive number")
+    u = means if utilities is None else _floats(utilities, "utilities", source)
     if u.shape != means.shape:
-        raise InputError(f"utilities has {u.size} entries but there are {means.size} means")
-    return make_instance(means, bradley_terry_matrix(u, scale), name=f"bradley-terry:{scale:g}")
+        raise InputError(f"{source}: utilities has {u.size} entries but there are {means.size} means")
+    if not np.all(np.isfinite(u)):
+        i = int(np.flatnonzero(~np.isfinite(u))[0])
+        raise InputError(f"{source}: utilities[{i + 1}] = {float(u[i])!r}; expected finite numbers")
+    return make_instance(means, bradley_terry_matrix(u, scale), name=name or f"bradley-terry:{scale:g}", source=source)
 
 
 def fit_bradley_terry(wins: Any, *, prior: float = 0.0, tol: float = 1e-12, max_iter: int = 10000,
-                      source: str = "wins") -> np.ndarray:
+                      source: str = "Bradley–Terry fit") -> np.ndarray:
     """Maximum-likelihood Bradley–Terry utilities from a K×K win-count matrix (``wins[k, l]`` = times k beat l).
 
     Hunter's (2004) MM iteration π_k ← W_k / Σ_l n_{kl}/(π_k + π_l); ``prior`` adds that many wins to
     every ordered pair (a pseudo-count that makes the maximum-likelihood estimate exist when some arm
-    never won or never lost). Returns utilities u = log π centred to mean 0.
+    never won or never lost). Returns utilities u = log π centred to mean 0. Logs a warning when the
+    iteration stops at ``max_iter`` before the change falls below ``tol``.
     """
-    w = np.array(wins, dtype=np.float64)
+    w = _floats(wins, "wins", source)
+    prior = _number(prior, "prior", source)
+    if prior < 0:
+        raise InputError(f"{source}: prior = {prior!r}; expected a non-negative pseudo-count")
     if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] < 2:
         raise InputError(f"{source}: win counts have shape {w.shape}; expected a square K×K matrix, K ≥ 2")
     bad = np.argwhere(~np.isfinite(w) | (w < 0))
@@ -215,14 +246,18 @@ def fit_bradley_terry(wins: Any, *, prior: float = 0.0, tol: float = 1e-12, max_
         raise InputError(f"{source}: the Bradley–Terry maximum-likelihood fit does not exist (some group of arms "
                          "never lost, or never won, against the rest); add a pseudo-count with prior > 0")
     pi = np.ones(k)
+    change = math.inf
     for _ in range(max_iter):
         denom = (n / (pi[:, None] + pi[None, :])).sum(axis=1)
         new = total / denom
         new /= np.exp(np.mean(np.log(new)))
-        if np.max(np.abs(np.log(new) - np.log(pi))) < tol:
-            pi = new
-            break
+        change = float(np.max(np.abs(np.log(new) - np.log(pi))))
         pi = new
+        if change < tol:
+            break
+    else:
+        log.warning("%s: the Bradley–Terry fit stopped after max_iter = %d iterations (last change of the "
+                    "log-utilities %.3g > tol = %.3g); the utilities may be inaccurate", source, max_iter, change, tol)
     u = np.log(pi)
     return u - u.mean()
 
@@ -258,6 +293,8 @@ def preset(spec: str) -> Instance:
             value = float(arg) if arg else {"reward-gap": 0.06, "pref-gap": 0.03}.get(name, 4.0)
         except ValueError:
             raise InputError(f"preset {spec!r}: {arg!r} is not a number") from None
+        if not math.isfinite(value):
+            raise InputError(f"preset {spec!r}: {value!r}; expected a finite number")
         if name == "reward-gap":
             return reward_gap_instance(value)
         if name == "pref-gap":
@@ -291,56 +328,63 @@ def instance_from_mapping(data: Any, *, source: str = "instance", base: Path | N
     if (pref is None) == (wins is None):
         raise InputError(f"{source}: give exactly one of 'preference' (matrix, CSV path or 'bradley-terry') "
                          "and 'wins' (pairwise win counts)")
+    files: list[str] = []
     if wins is not None:
-        w = _matrix_or_csv(wins, "wins", source, base)
-        u = fit_bradley_terry(w, prior=float(data.get("prior", 0.0)), source=f"{source}: wins")
-        return make_instance(means, bradley_terry_matrix(u), name=name, source=source)
-    if isinstance(pref, str) and pref.strip().lower() in ("bradley-terry", "bt"):
-        try:
-            m = np.asarray(means, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError(f"{source}: means must be a list of numbers") from None
-        utilities = data.get("utilities")
-        scale = float(data.get("scale", 4.0))
-        if not scale > 0:
-            raise InputError(f"{source}: scale = {scale!r}; expected a positive number")
-        u = m if utilities is None else np.asarray(utilities, dtype=np.float64)
-        if u.shape != m.shape:
-            raise InputError(f"{source}: utilities has {u.size} entries but there are {m.size} means")
-        return make_instance(m, bradley_terry_matrix(u, scale), name=name, source=source)
-    return make_instance(means, _matrix_or_csv(pref, "preference", source, base), name=name, source=source)
+        w = _matrix_or_csv(wins, "wins", source, base, files)
+        u = fit_bradley_terry(w, prior=data.get("prior", 0.0), source=source)
+        inst = make_instance(means, bradley_terry_matrix(u), name=name, source=source)
+    elif isinstance(pref, str) and pref.strip().lower() in ("bradley-terry", "bt"):
+        inst = bradley_terry_instance(means, scale=data.get("scale", 4.0), utilities=data.get("utilities"),
+                                      name=name, source=source)
+    else:
+        inst = make_instance(means, _matrix_or_csv(pref, "preference", source, base, files), name=name,
+                             source=source)
+    return replace(inst, files=tuple(files))
 
 
-def _matrix_or_csv(value: Any, key: str, source: str, base: Path | None) -> Any:
+def _matrix_or_csv(value: Any, key: str, source: str, base: Path | None, files: list[str]) -> Any:
     if isinstance(value, str):
         path = Path(value)
         if base is not None and not path.is_absolute():
             path = base / path
+        files.append(str(path))
         return read_matrix_csv(path)
     return value
 
 
 def read_matrix_csv(path: str | os.PathLike) -> np.ndarray:
-    """A numeric K×K matrix from a CSV/TSV file without header (a header row of labels is skipped)."""
+    """A numeric matrix from a CSV/TSV file (``.gz`` too) without a header; a first row of labels is skipped.
+
+    The format follows the suffix (``.tsv`` for tabs; anything else is read as CSV).
+    """
     from paperkit.core import io
 
-    p = io.require_file(path)
-    text = p.read_text(encoding="utf-8")
-    delim = "\t" if "\t" in text else ","
-    rows = [r for r in (line.strip() for line in text.splitlines()) if r and not r.startswith("#")]
-    out = []
-    for i, r in enumerate(rows):
-        cells = [c.strip() for c in r.split(delim)]
-        try:
-            out.append([float(c) for c in cells])
-        except ValueError:
-            if i == 0:
-                continue  # header
-            raise InputError(f"{path}: row {i + 1} has a non-numeric entry; expected numbers") from None
-    widths = {len(r) for r in out}
-    if len(widths) != 1:
-        raise InputError(f"{path}: rows have different lengths {sorted(widths)}; expected a square matrix")
-    return np.array(out, dtype=np.float64)
+    fmt = io.detect_format(path, default="csv")
+    if fmt not in ("csv", "tsv"):
+        fmt = "csv"
+    t = io.read_table(path, fmt, header=False)
+    rows = [[t.column(c)[i] for c in t.columns] for i in range(len(t))]
+    if rows and all(isinstance(v, str) and _not_a_number(v) for v in rows[0]):
+        rows = rows[1:]  # a header of labels
+    if not rows:
+        raise InputError(f"{path}: no numeric rows; expected a K×K matrix")
+    out = np.empty((len(rows), len(rows[0])))
+    for i, row in enumerate(rows):
+        for j, v in enumerate(row):
+            try:
+                out[i, j] = float(v)
+            except (TypeError, ValueError):
+                raise InputError(f"{path}: row {i + 1}, column {j + 1} = {v!r} is not a number; "
+                                 "expected a numeric matrix") from None
+    return out
+
+
+def _not_a_number(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return True
+    return False
 
 
 def load_instance(path: str | os.PathLike) -> Instance:
@@ -348,7 +392,8 @@ def load_instance(path: str | os.PathLike) -> Instance:
     from paperkit.core import io
 
     p = io.require_file(path)
-    return instance_from_mapping(io.read_yaml(p), source=str(path), base=p.parent)
+    inst = instance_from_mapping(io.read_yaml(p), source=str(path), base=p.parent)
+    return replace(inst, files=(str(path), *inst.files))
 
 
 def resolve_instance(preset_name: str | None = None, path: str | os.PathLike | None = None) -> Instance:

@@ -532,6 +532,31 @@ def _rucb_u(wins, i, el, log_term):  # pragma: no cover
 
 
 @njit(cache=True)
+def rucb_challenger(wins, c, log_term, state, ties):  # pragma: no cover
+    """d = argmax_j U_{j,c}, ties broken uniformly at random; on a tie d ≠ c (Zoghi et al., 2014,
+    Algorithm 1, line 14: c duels itself only when it alone attains the maximum). ``ties`` is scratch."""
+    top = -np.inf
+    n_t = 0
+    for i in range(wins.shape[0]):
+        u_ic = _rucb_u(wins, i, c, log_term)
+        if u_ic > top:
+            top = u_ic
+            ties[0] = i
+            n_t = 1
+        elif u_ic == top:
+            ties[n_t] = i
+            n_t += 1
+    if n_t > 1:
+        m = 0
+        for q in range(n_t):
+            if ties[q] != c:
+                ties[m] = ties[q]
+                m += 1
+        n_t = m
+    return ties[0] if n_t == 1 else ties[_below(state, n_t)]
+
+
+@njit(cache=True)
 def run_rucb(mu, nu, best, horizon, state, ckpts, out_r, out_d, trace):  # pragma: no cover
     """RUCB (Zoghi et al., 2014) on duels; the pull is a uniformly random arm (no fusion)."""
     k_arms = mu.shape[0]
@@ -581,19 +606,7 @@ def run_rucb(mu, nu, best, horizon, state, ckpts, out_r, out_d, trace):  # pragm
                         r -= 1
         else:
             c = c_list[_below(state, n_c)]
-        # strongest challenger d = argmax_j U_{j,c}, ties uniformly at random
-        top = -np.inf
-        n_t = 0
-        for i in range(k_arms):
-            u_ic = _rucb_u(wins, i, c, log_term)
-            if u_ic > top:
-                top = u_ic
-                ties[0] = i
-                n_t = 1
-            elif u_ic == top:
-                ties[n_t] = i
-                n_t += 1
-        d = ties[0] if n_t == 1 else ties[_below(state, n_t)]
+        d = rucb_challenger(wins, c, log_term, state, ties)  # the strongest challenger of c
         if c != d:
             if next_uniform(state) < nu[c, d]:
                 wins[c, d] += 1

@@ -16,9 +16,13 @@ STYLE = {"decofusion": ("tab:blue", "-", "d"), "elimfusion": ("tab:red", "-.", "
 
 
 def regret_figure(results: Sequence[SimResult], alpha: float, *, lower_bound: float | None = None,
-                  title: str = "") -> Any:
-    """Mean aggregated regret ± one standard deviation against t (log-x), one line per algorithm;
-    ``lower_bound`` (the constant C(α)) adds the reference line C(α)·log t."""
+                  title: str = "", yscale: str = "linear") -> Any:
+    """Mean aggregated regret ± one standard deviation against t, one line per algorithm; ``lower_bound``
+    (the constant C(α)) adds the reference line C(α)·log t.
+
+    The x axis is logarithmic. With ``yscale="linear"`` (the default, as in the paper's figures) regret
+    growing like log t is a straight line; ``"log"`` keeps algorithms whose regrets differ by orders of
+    magnitude readable."""
     fig, ax = new_figure(figsize=(7.0, 4.6))
     for res in results:
         color, ls, marker = STYLE.get(res.algo, ("black", "-", "."))
@@ -29,11 +33,15 @@ def regret_figure(results: Sequence[SimResult], alpha: float, *, lower_bound: fl
         ax.fill_between(res.t, np.maximum(mean - std, 0), mean + std, color=color, alpha=0.12, lw=0)
     if lower_bound is not None and results:
         t = results[0].t.astype(float)
-        t = t[t >= 3]  # log t < 1 below e; keep the log-scaled axis clean
+        if yscale == "log":
+            t = t[t >= 3]  # log t < 1 below e; keep the log-scaled axis clean
         ax.plot(t, lower_bound * np.log(t), color="black", lw=1, ls=(0, (1, 2)), label=r"$C(\alpha)\log t$")
     ax.set_xscale("log")
-    ax.set_yscale("log")  # as in the paper's figures: regrets span orders of magnitude
-    ax.set_ylim(bottom=1.0)
+    if yscale == "log":
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=1.0)
+    else:
+        ax.set_ylim(bottom=0.0)
     ax.set_xlabel("round t")
     ax.set_ylabel(rf"aggregated regret $R_t$ ($\alpha$ = {alpha:g})")
     if title:

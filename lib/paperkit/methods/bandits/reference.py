@@ -258,6 +258,15 @@ def ucb(mu, nu, best, horizon, seed, ckpts, trace=False, use_kl=False):
     return env.result()
 
 
+def rucb_challenger(col, c, below):
+    """RUCB's d = argmax_j U_{j,c} (``col[j]`` = U_{j,c}), ties broken by ``below(n)``; on a tie d ≠ c."""
+    top = max(col)
+    ties = [i for i in range(len(col)) if col[i] == top]
+    if len(ties) > 1:
+        ties = [i for i in ties if i != c]
+    return ties[0] if len(ties) == 1 else ties[below(len(ties))]
+
+
 def rucb(mu, nu, best, horizon, seed, ckpts, trace=False, alpha_r=0.51):
     env = _Env(mu, nu, best, seed, ckpts, trace)
     k_all = list(range(env.k))
@@ -288,10 +297,7 @@ def rucb(mu, nu, best, horizon, seed, ckpts, trace=False, alpha_r=0.51):
                 c = rest[env.below(len(rest))]
         else:
             c = cands[env.below(len(cands))]
-        col = [upper(i, c) for i in k_all]
-        top = max(col)
-        ties = [i for i in k_all if col[i] == top]
-        d = ties[0] if len(ties) == 1 else ties[env.below(len(ties))]
+        d = rucb_challenger([upper(i, c) for i in k_all], c, env.below)
         if c != d:
             if env.uniform() < env.nu[c][d]:
                 env.wins[c][d] += 1

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperkit.core.errors import UsageError
+from paperkit.core.errors import InputError, UsageError
 from paperkit.core.seeding import spawn_seeds
 from paperkit.core.validate import check_range
 from paperkit.methods.bandits import kernels
 from paperkit.methods.bandits.instances import (
     PREFERENCE_GAPS,
     REWARD_GAPS,
+    TOL,
     Instance,
     preference_gap_instance,
     reward_gap_instance,
@@ -69,7 +70,24 @@ def check_common(horizon: int, runs: int, alpha: float) -> None:
         raise UsageError(f"T = {horizon!r}; expected a positive number of rounds")
     if not isinstance(runs, (int, np.integer)) or runs <= 0:
         raise UsageError(f"runs = {runs!r}; expected a positive number of runs")
-    check_range("alpha", alpha, 0.0, 1.0)
+    check_range("alpha", alpha, 0.0, 1.0)  # NaN fails every comparison, so it is rejected too
+
+
+def check_settings(horizon: int, runs: int, alpha: float, *, delta: float | None = None,
+                   f_coef: float = DEFAULT_F_COEF) -> float:
+    """Check the run settings (UsageError naming the bad one) and return the resolved ``delta``.
+
+    Commands call this before they create a run dir, so a bad value leaves nothing behind.
+    ``delta`` defaults to 1/T and may be 1 (at T = 1): the elimination radius log(K·t/δ) stays positive.
+    """
+    check_common(horizon, runs, alpha)
+    delta = 1.0 / horizon if delta is None else float(delta)
+    check_range("delta", delta, 0.0, 1.0, low_open=True)
+    f_coef = float(f_coef)
+    if not math.isfinite(f_coef):
+        raise UsageError(f"f_coef = {f_coef!r}; expected a finite number ≥ 0")
+    check_range("f_coef", f_coef, 0.0)
+    return delta
 
 
 def simulate(instance: Instance, algo: str, horizon: int, runs: int, *, alpha: float = 0.5, seed: int = 0,
@@ -77,14 +95,11 @@ def simulate(instance: Instance, algo: str, horizon: int, runs: int, *, alpha: f
              batch: int | None = None, on_batch: Callable[[int], None] | None = None) -> SimResult:
     """Run ``runs`` independent simulations of ``algo`` for ``horizon`` rounds (numba, parallel over runs).
 
-    ``delta`` is the elimination confidence (default 1/T); ``f_coef`` sets DecoFusion's threshold
+    ``delta`` is the elimination confidence in (0, 1] (default 1/T); ``f_coef`` sets DecoFusion's threshold
     β_t = log t + f_coef·K^1.01. ``on_batch(n)`` is called after each batch of n runs (progress).
     """
-    check_common(horizon, runs, alpha)
+    delta = check_settings(horizon, runs, alpha, delta=delta, f_coef=f_coef)
     parse_algorithms([algo])
-    delta = 1.0 / horizon if delta is None else float(delta)
-    check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    check_range("f_coef", f_coef, 0.0)
     ckpts = log_checkpoints(horizon) if checkpoints is None else np.asarray(checkpoints, dtype=np.int64)
     if ckpts.size == 0 or np.any(np.diff(ckpts) < 0) or ckpts[0] < 1 or ckpts[-1] > horizon:
         raise UsageError(f"checkpoints must be increasing rounds in [1, {horizon}]")
@@ -137,10 +152,23 @@ DEFAULT_SWEEP_VALUES = {"alpha": tuple(round(0.02 * i, 2) for i in range(51)), "
 
 def sweep_instance(kind: str, value: float, base: Instance) -> Instance:
     """The instance at one sweep value: the base instance's matrix with μ_k = 0.9 − (k−1)·gap (reward
-    gap), the base instance's means with the linear preference-gap matrix (pref gap), or the base itself."""
+    gap), the base instance's means with the linear preference-gap matrix (pref gap), or the base itself.
+
+    Both gap families make arm 1 the best arm, so the base instance must have it first (InputError otherwise).
+    """
+    where = base.files[0] if base.files else base.name
     if kind == "reward-gap":
+        if base.best != 0:
+            raise InputError(f"{where}: a reward-gap sweep sets mu_1 > mu_2 > ..., so arm 1 must be the Condorcet "
+                             f"winner of the base instance's preference matrix, but arm {base.best + 1} is; "
+                             "reorder the arms so the best comes first")
         return reward_gap_instance(value, n_arms=base.n_arms, preference=base.preference)
     if kind == "pref-gap":
+        top = int(np.argmax(base.means))
+        if base.means[0] < base.means[top] - TOL:
+            raise InputError(f"{where}: a pref-gap sweep makes arm 1 the Condorcet winner, so arm 1 must have the "
+                             f"largest mean of the base instance, but arm {top + 1} has ({float(base.means[top])!r} > "
+                             f"{float(base.means[0])!r}); reorder the arms so the best comes first")
         return preference_gap_instance(value, means=base.means)
     return base
 
