@@ -93,6 +93,37 @@ def test_not_refusals(text):
     assert not is_refusal(text)
 
 
+BROAD = ExtractConfig(refusals=("is missing", "cannot be solved", "not enough information"))
+
+
+@pytest.mark.parametrize("text", [
+    # a refusal phrase in passing, then a committed result: an answer, not a refusal
+    "Let me see what is missing here: 3 + 4 = 7. The total is 7.",
+    "It cannot be solved exactly. Assuming she ate 2, she has 5 left.",
+    "Not enough information is given, so I will guess.\nShe pays $12.",
+])
+def test_a_concluding_result_is_no_refusal(text):
+    assert not is_refusal(text, BROAD, inquiry="Tom has 3 apples and 4 pears. How many does she have?")
+    assert not is_refusal(text, BROAD)
+
+
+@pytest.mark.parametrize("text", [
+    # refusals that mention numbers: in the refusing sentence, or restating numbers the inquiry gives
+    "The problem cannot be solved because we do not know how many of the 12 apples she ate.",
+    "The problem cannot be solved. We know she has 12 apples and 3 pears, but not how many she ate.",
+    "It cannot be solved for these reasons:\n1. the number eaten is missing\n2. so is the price",
+    "Step 1: she has 12 apples. Step 2: 12 - ? apples. There is not enough information to finish.",
+])
+def test_refusals_mentioning_numbers(text):
+    assert is_refusal(text, BROAD, inquiry="Ann has 12 apples and 3 pears. She eats some. How many are left?")
+
+
+def test_broad_phrases_are_not_refusals_by_default():
+    for text in ("Let me see what is missing here: 3 + 4 = 7.", "The list lacks the total, which is 7",
+                 "It is unclear what 'each' means, so read it as 7", "The sum is incomplete until we add 7"):
+        assert not is_refusal(text)
+
+
 def test_refusal_phrases_configurable():
     cfg = ExtractConfig(refusals=("no idea",))
     assert is_refusal("No idea, honestly.", cfg)

@@ -21,7 +21,10 @@ Matching is exact, with one allowance for references written rounded: when eithe
 with ``k >= 2`` places, the other passes if it rounds to it at ``k`` places (``2.414`` ≡ √2 + 1).
 
 Refusals (D2/D3): a response passes an "unsolvable" inquiry when it says so in words (configurable
-phrases such as "cannot be solved", "not enough information") and gives no marked numeric answer.
+phrases such as "cannot be solved", "not enough information") and does not commit to a numeric answer:
+no marked answer, and (unless ``fallback`` is ``none``) no number after the sentence of its last refusal
+phrase other than numbers the inquiry itself gives ("Let me see what is missing: 3 + 4 = 7. The total
+is 7." commits to 7; "It cannot be solved: we know she has 12 apples, not the price." does not).
 """
 
 from __future__ import annotations
@@ -36,11 +39,12 @@ DEFAULT_MARKERS: tuple[str, ...] = ("####", "\\boxed", "final answer", "answer i
 DEFAULT_REFUSALS: tuple[str, ...] = (
     "cannot be solved", "can't be solved", "can not be solved", "cannot solve", "can't solve", "unsolvable",
     "not solvable", "insufficient information", "not enough information", "missing information",
-    "information is missing", "is missing", "cannot be determined", "can't be determined",
-    "cannot determine", "can't determine", "impossible to determine", "impossible to solve",
-    "impossible to answer", "not possible to determine", "not possible to solve", "not possible to answer",
-    "does not make sense", "doesn't make sense", "is incomplete", "is not well-defined", "ill-posed",
-    "cannot be answered", "can't be answered", "no way to know", "unclear what", "lacks the",
+    "information is missing", "cannot be determined", "can't be determined", "cannot determine",
+    "can't determine", "impossible to determine", "impossible to solve", "impossible to answer",
+    "not possible to determine", "not possible to solve", "not possible to answer", "does not make sense",
+    "doesn't make sense", "problem is incomplete", "question is incomplete", "is not well-defined", "ill-posed",
+    "cannot be answered", "can't be answered", "no way to know", "lacks the information",
+    "lacks the necessary", "lacks necessary", "missing a necessary", "missing the necessary",
 )
 
 _NUMBER = re.compile(
@@ -327,13 +331,32 @@ def has_marked_answer(text: str | None, config: ExtractConfig | None = None) -> 
     return extract_answer(text, config, fallback="none").found
 
 
-def is_refusal(text: str | None, config: ExtractConfig | None = None) -> bool:
-    """The response declares the problem unsolvable (and commits to no marked numeric answer)."""
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+_LIST_MARKER = re.compile(r"(?m)^\s*(?:\d+[.)]|[-*•])\s+")
+
+
+def is_refusal(text: str | None, config: ExtractConfig | None = None, *, inquiry: str | None = None) -> bool:
+    """The response declares the problem unsolvable and commits to no numeric answer.
+
+    It commits when a marker carries a number, or (fallback ``first``/``last``) when a number follows
+    the sentence holding its last refusal phrase — the response concludes with a result. Numbers that
+    ``inquiry`` gives (restated facts) and list enumerators are not results.
+    """
     if not text:
         return False
     cfg = config or _default()
-    said = cfg._refusal_re.search(text.lower().replace("’", "'")) is not None
-    return said and not has_marked_answer(text, cfg)
+    low = text.lower().replace("’", "'")
+    said = list(cfg._refusal_re.finditer(low))
+    if not said:
+        return False
+    if has_marked_answer(text, cfg):
+        return False
+    if cfg.fallback == "none":
+        return True
+    end = _SENTENCE_END.search(low, said[-1].end())
+    after = _LIST_MARKER.sub(" ", low[end.end():]) if end else ""
+    given = {n.exact for n in numbers_in(inquiry)} if inquiry else set()
+    return all(n.exact in given for n in numbers_in(after))
 
 
 # ---------------------------------------------------------------------------------------------- match

@@ -12,9 +12,9 @@ inquiry i was. With ``avail(p)`` the dimensions p has (the generator or file may
   RPR_s = |Pass_s ∩ Pass_0| / |Pass_0| over problems with at least one dimension in s.
 
 Verdicts: ``answer`` rows pass when the extracted answer equals the reference (:mod:`.extract`);
-``unsolvable`` rows when the response declares the problem unsolvable and commits to no marked
-number; ``explain`` rows (official D8) by the LLM judge, or by the rule judge: the response must
-mention the final quantity of the reference explanation and not refuse. A failed backend call is a
+``unsolvable`` rows when the response declares the problem unsolvable and commits to no number (none
+marked, and none concluding the response other than numbers the inquiry gives; :func:`.is_refusal`);
+``explain`` rows (official D8) by the LLM judge, or by the rule judge: the response must mention the final quantity of the reference explanation and not refuse. A failed backend call is a
 ``error`` verdict: never a pass.
 """
 
@@ -57,7 +57,7 @@ def score_row(row: dict[str, Any], response: str | None, error: str | None, cfg:
         return out
     expected = row["expected"]
     if expected == "unsolvable":
-        ok = is_refusal(response, cfg)
+        ok = is_refusal(response, cfg, inquiry=row["inquiry"])
         out["pass"], out["status"] = ok, "refused" if ok else "answered"
         return out
     if expected == "explain":
@@ -76,7 +76,7 @@ def score_row(row: dict[str, Any], response: str | None, error: str | None, cfg:
     if ok:
         out["pass"], out["status"] = True, "correct"
     elif not got.found:
-        out["status"] = "refused" if is_refusal(response, cfg) else "no_answer"
+        out["status"] = "refused" if is_refusal(response, cfg, inquiry=row["inquiry"]) else "no_answer"
     else:
         out["status"] = "wrong"
     return out
@@ -84,7 +84,7 @@ def score_row(row: dict[str, Any], response: str | None, error: str | None, cfg:
 
 def rule_explain(response: str, row: dict[str, Any], cfg: ExtractConfig) -> bool:
     """Rule judge for free-form D8: the response states the reference explanation's key quantity."""
-    if is_refusal(response, cfg):
+    if is_refusal(response, cfg, inquiry=row["inquiry"]):
         return False
     key = parse_answer(str(row.get("reference") or ""))
     if not key.found:
