@@ -67,6 +67,22 @@ def test_first_marker_precedence():
     assert extract_answer("3 then 12", ExtractConfig(fallback="first")).exact == 3
 
 
+@pytest.mark.parametrize("text, value", [
+    ("The answer is 5 - 2 = 3.", 3),
+    ("The answer is 5 - 2 = 3. Next, 8 more.", 3),
+    ("#### 16 - 3 - 4 = 9", 9),
+    ("Final answer: 3 + 4 = 7 apples", 7),
+    ("The answer is x = -3", -3),
+    ("The final answer is $5 \\times 2 = 10$.", 10),
+    ("The answer is 7 = 3 + 4", 7),
+    ("The answer is 12 (= 3 × 4).", 12),  # a parenthetical remark is not the result
+    ("The answer is 18 apples for the 3 kids.", 18),  # no "=": the first number, as before
+    ("The answer is 3. Then 5 more.", 3),
+])
+def test_result_inside_a_marker_line(text, value):
+    assert extract_answer(text).exact == value
+
+
 def test_marker_without_number_is_no_answer():
     assert not extract_answer("#### unsolvable").found
     assert not extract_answer("").found and not extract_answer(None).found

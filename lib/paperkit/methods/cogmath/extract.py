@@ -7,7 +7,9 @@ is where harnesses lose most points (run-on generations, last number taken inste
 1. **Markers, in priority order** (default ``####``, ``\\boxed``, ``final answer``, ``answer is``,
    ``answer:``): the first marker *in that order* that occurs in the text wins, and within it the first
    occurrence (``occurrence='first'``), so a model that keeps generating new "Question: … #### 7"
-   blocks after its answer is scored on its own answer.
+   blocks after its answer is scored on its own answer. The answer is read from the first sentence
+   after the marker: the whole of it when it is one number or expression, else the number after its
+   last ``=`` ("The answer is 5 - 2 = 3." gives 3), else its first number.
 2. **Fallback** when no marker occurs: the last number in the text (the GSM8K convention), the first,
    or none (no answer).
 
@@ -316,11 +318,23 @@ def _segment_answer(kind: str, seg: str) -> Answer:
     boxed = _marker_segments(seg, seg.lower(), "\\boxed")
     if boxed:
         return parse_answer(boxed[0][1])
-    first_sentence = re.split(r"(?<=[^\d])\.(?:\s|$)", seg, maxsplit=1)[0]
+    first_sentence = re.split(r"\.(?:\s|$)", seg, maxsplit=1)[0]
     whole = parse_answer(first_sentence)
     if whole.found:
         return whole
-    nums = numbers_in(first_sentence)
+    # "The answer is 5 - 2 = 3.": the result after the last "=" (a parenthetical "(= 3 × 4)" is a remark)
+    core = re.sub(r"\([^()]*\)", " ", first_sentence)
+    if not numbers_in(core):
+        core = first_sentence
+    if "=" in core:
+        tail = core.rsplit("=", 1)[1]
+        after = parse_answer(tail)
+        if after.found:
+            return after
+        nums = numbers_in(tail)
+        if nums:
+            return nums[0]
+    nums = numbers_in(core)
     return nums[0] if nums else Answer()
 
 
