@@ -13,6 +13,7 @@ from paperkit.methods.cogmath.extract import (
     extract_answer,
     format_number,
     is_refusal,
+    numbers_in,
     parse_answer,
 )
 
@@ -81,6 +82,13 @@ def test_first_marker_precedence():
 ])
 def test_result_inside_a_marker_line(text, value):
     assert extract_answer(text).exact == value
+
+
+def test_subtraction_is_not_a_sign():
+    assert [n.exact for n in numbers_in("24 - 6 leaves 18; (4) - 1; 3-2")] == [24, 6, 18, 4, 1, 3, 2]
+    assert [n.exact for n in numbers_in("with -3, x = -2; −5")] == [-3, -2, -5]
+    assert extract_answer("So she has 10 - 3").exact == 3  # fallback: the last number, not -3
+    assert extract_answer("He ends up with -$3.").exact == -3
 
 
 def test_marker_without_number_is_no_answer():

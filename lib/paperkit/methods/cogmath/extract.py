@@ -144,15 +144,29 @@ def _match_value(m: re.Match) -> tuple[Fraction, int]:
     return value, decimals
 
 
+def _after_operand(text: str, i: int) -> bool:
+    """Whether ``text[:i]`` ends with a number or a closing bracket (then spaces)."""
+    i -= 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return i >= 0 and (text[i].isdigit() or text[i] in ")]}")
+
+
 def numbers_in(text: str) -> list[Answer]:
-    """Every plain number in ``text``, in order (signs, ``$``, commas, decimals, ``a/b``, ``%`` handled)."""
+    """Every plain number in ``text``, in order (signs, ``$``, commas, decimals, ``a/b``, ``%`` handled).
+
+    A minus after a number or a closing bracket is subtraction, not a sign: ``24 - 6`` is 24 and 6."""
     out = []
-    for m in _NUMBER.finditer(_clean_latex(text)):
+    text = _clean_latex(text)
+    for m in _NUMBER.finditer(text):
         try:
             value, decimals = _match_value(m)
         except ZeroDivisionError:
             continue
-        out.append(Answer(exact=value, raw=m.group(0).strip(), decimals=decimals))
+        raw = m.group(0).strip()
+        if m.group("sign") and _after_operand(text, m.start()):
+            value, raw = -value, raw.lstrip("-−–").strip()
+        out.append(Answer(exact=value, raw=raw, decimals=decimals))
     return out
 
 
