@@ -70,7 +70,9 @@ def build_backend(params: dict, *, template: str, memory: list) -> object:
               help="Inquiry JSONL from cogmath-generate (one line per problem and dimension).")
 @backend_options
 @click.option("--judge", type=click.Choice(["rule", "llm"]), default="rule", show_default=True,
-              help="Who grades free-form (explain) answers: a rule, or the backend with the score_judge prompt.")
+              help="Who grades free-form (explain, official D8) answers: llm (the backend with the score_judge "
+                   "prompt; the faithful grader) or rule (a heuristic: the answer must state a quantity of the "
+                   "reference explanation that the question does not give).")
 @options.run_dir_options
 def cli(**params: object) -> None:
     """Ask a model every CogMath inquiry and score mastery per dimension.
