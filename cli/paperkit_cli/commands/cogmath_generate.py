@@ -55,7 +55,7 @@ def cli(**params: object) -> None:
     kind, _, arg = str(params["source"]).partition(":")
     if kind not in ("synthetic", "official", "problems") or not arg:
         raise UsageError(f"--source {params['source']!r}: expected synthetic:N, official:FILE.json or problems:FILE")
-    if params["agents"] == "llm" and params["backend"] not in ("openai", "shell", "hf", "replay"):
+    if params["agents"] == "llm" and kind != "official" and params["backend"] not in ("openai", "shell", "hf", "replay"):
         raise UsageError(f"--agents llm needs a language model: --backend openai, shell, hf or replay "
                          f"(not {params['backend']})")
     if params["min_steps"] > params["max_steps"]:
