@@ -39,6 +39,8 @@ def test_generate_official_import(pk, tmp_path):
     (["--source", "synthetic:abc"], 2, "whole number"),
     (["--source", "synthetic:0"], 2, "between 1"),
     (["--source", "problems:x.jsonl"], 2, "--agents llm"),
+    (["--source", "synthetic:1", "--agents", "llm"], 2, "--agents llm needs a language model"),
+    (["--source", "problems:x.jsonl", "--agents", "llm", "--backend", "rule"], 2, "not rule"),
     (["--source", "official:/no/such.json"], 3, "no such file"),
     (["--source", "synthetic:2", "--min-steps", "5", "--max-steps", "3"], 2, "min-steps"),
 ])

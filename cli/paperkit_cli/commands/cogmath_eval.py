@@ -70,7 +70,9 @@ def build_backend(params: dict, *, template: str, memory: list) -> object:
               help="Inquiry JSONL from cogmath-generate (one line per problem and dimension).")
 @backend_options
 @click.option("--judge", type=click.Choice(["rule", "llm"]), default="rule", show_default=True,
-              help="Who grades free-form (explain) answers: a rule, or the backend with the score_judge prompt.")
+              help="Who grades free-form (explain, official D8) answers: llm (the backend with the score_judge "
+                   "prompt; the faithful grader) or rule (a heuristic: the answer must state a quantity of the "
+                   "reference explanation that the question does not give).")
 @options.run_dir_options
 def cli(**params: object) -> None:
     """Ask a model every CogMath inquiry and score mastery per dimension.
@@ -81,7 +83,8 @@ def cli(**params: object) -> None:
     (accuracy, pass rate = mastery of the original and all its inquiries, overestimation, relative
     pass rate per dimension and stage), cache.jsonl and manifest.json. Prints one JSON summary line.
     Every answer is cached as it arrives: rerun with --resume (or --backend replay --cache FILE) to
-    continue or repeat a run without calling the model again.
+    continue or repeat a run without calling the model again. A failed call is a failed item, never
+    a pass; when every call fails, the outputs are still written and the command exits 1.
 
     A local server (vLLM, llama.cpp, Ollama): --backend openai --base-url http://127.0.0.1:8000/v1
     --model NAME --jobs 8. A hosted API: add --api-key-env VAR. Any program: --backend shell
@@ -126,6 +129,13 @@ def cli(**params: object) -> None:
     io.write_table(run.file("scores.csv"), result.scores)
     io.write_json(run.file("summary.json"), result.summary)
     s = result.summary
+    failed = [r["error"] for r in result.responses if r["error"] is not None]
+    if n and len(failed) == n:
+        from paperkit.core.errors import PaperkitError
+
+        first = str(failed[0]).strip().splitlines()[0] if str(failed[0]).strip() else "no message"
+        raise PaperkitError(f"all {n} calls failed (first: {first}); nothing was scored as a pass, see "
+                            f"{run.path / 'responses.jsonl'}; fix the backend and rerun with --resume")
     if s["n_errors"]:
         logging.getLogger("paperkit.cogmath").warning(
             "%d of %d calls failed (recorded as failures in scores.csv; see responses.jsonl); rerun with --resume "

@@ -15,7 +15,7 @@ from paperkit_cli.commands.cogmath_eval import backend_options, build_backend
                    "needs --agents llm).")
 @click.option("--agents", type=click.Choice(["rule", "llm"]), default="rule", show_default=True,
               help="rule: program-backed agents (synthetic source); llm: Inquiry/Judge/Reference agents "
-                   "through --backend.")
+                   "through --backend (openai, shell, hf or replay).")
 @click.option("--max-retries", type=click.IntRange(min=1), default=3, show_default=True,
               help="Inquiry proposals per dimension before the dimension is recorded as missing.")
 @click.option("--min-steps", type=click.IntRange(1, 8), default=2, show_default=True,
@@ -55,6 +55,9 @@ def cli(**params: object) -> None:
     kind, _, arg = str(params["source"]).partition(":")
     if kind not in ("synthetic", "official", "problems") or not arg:
         raise UsageError(f"--source {params['source']!r}: expected synthetic:N, official:FILE.json or problems:FILE")
+    if params["agents"] == "llm" and kind != "official" and params["backend"] not in ("openai", "shell", "hf", "replay"):
+        raise UsageError(f"--agents llm needs a language model: --backend openai, shell, hf or replay "
+                         f"(not {params['backend']})")
     if params["min_steps"] > params["max_steps"]:
         raise UsageError(f"--min-steps {params['min_steps']} is above --max-steps {params['max_steps']}")
     prompts = load_prompts(params["prompts_file"])

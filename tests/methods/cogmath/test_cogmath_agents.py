@@ -98,3 +98,77 @@ def test_llm_agents_loop_over_http():
     res = evaluate(rows, B.CachedBackend(B.RuleBackend(template=prompts.solve), ResponseCache(None)), prompts)
     assert res.summary["accuracy"] == 1.0 and res.summary["dimensions"]["7"]["n"] == 0
     assert res.summary["dimensions"]["6"]["rpr"] == 1.0 and res.summary["dimensions"]["9"]["rpr"] == 1.0
+
+
+class RecordingAgent(B.Backend):
+    """A scripted, deterministic agent (a function of the prompt, like a model at temperature 0; not a
+    model): the Inquiry agent's proposal depends on how many rejections its prompt lists, and the Judge
+    rejects every proposal below ``accept_at`` with a reason naming it."""
+
+    def __init__(self, accept_at=None):
+        super().__init__("recorder")
+        self.accept_at = accept_at
+        self.prompts = []
+
+    def generate(self, prompt):
+        self.prompts.append(prompt)
+        if prompt.startswith("You rewrite"):
+            version = prompt.count("It was rejected because:") + 1
+            return f"Thought: try {version}.\nAction: Reworded problem, version {version}."
+        if "Rewritten problem:" in prompt:
+            version = int(re.search(r"Rewritten problem: Reworded problem, version (\d+)\.", prompt).group(1))
+            if self.accept_at is not None and version >= self.accept_at:
+                return "Thought: faithful.\nAction: Yes"
+            return f"Thought: version {version} drops the price of the pens.\nAction: No"
+        raise AssertionError(f"unexpected prompt: {prompt[:80]}")
+
+
+def _inquiry_prompts(agent):
+    return [p for p in agent.prompts if p.startswith("You rewrite")]
+
+
+def test_retries_send_a_new_prompt_with_the_rejection():
+    problems = [Problem("p", "Ann buys 3 pens for $2 each. How much does she pay?", "6", "3 * 2 = 6")]
+    agent = RecordingAgent()
+    backend = B.CachedBackend(agent, ResponseCache(None))
+    rows = llm_inquiries(problems, backend, load_prompts(), max_retries=4, dimensions=(1,))
+    asked = _inquiry_prompts(agent)
+    # every attempt is a real call with its own prompt (a cached identical prompt would repeat the rejection)
+    assert len(asked) == 4 and len(set(asked)) == 4 and backend.misses == 8 and backend.cache.hits == 0
+    assert "attempt" not in asked[0].lower() and "rejected" not in asked[0]
+    for k in range(2, 5):
+        prompt = asked[k - 1]
+        assert f"This is attempt {k}" in prompt
+        for j in range(1, k):  # every earlier proposal, with the Judge's reasoning for rejecting it
+            assert f"Attempt {j} proposed: Reworded problem, version {j}." in prompt
+            assert f"It was rejected because: version {j} drops the price of the pens." in prompt
+    row = next(r for r in rows if r["dimension"] == 1)
+    assert row["judge"] == "rejected" and row["inquiry"] is None and row["attempts"] == 4
+    assert row["notes"].count("judge said no") == 4
+
+
+def test_retry_feedback_lets_a_later_attempt_pass():
+    problems = [Problem("p", "Ann buys 3 pens for $2 each. How much does she pay?", "6", "3 * 2 = 6")]
+    agent = RecordingAgent(accept_at=3)
+    rows = llm_inquiries(problems, B.CachedBackend(agent, ResponseCache(None)), load_prompts(), max_retries=3,
+                         dimensions=(1,))
+    row = next(r for r in rows if r["dimension"] == 1)
+    assert row["judge"] == "accepted" and row["attempts"] == 3
+    assert row["inquiry"] == "Reworded problem, version 3."
+    # the whole loop again from the cache gives the same rows without calling the agent
+    cache = ResponseCache(None)
+    first = llm_inquiries(problems, B.CachedBackend(RecordingAgent(accept_at=3), cache), load_prompts(),
+                          max_retries=3, dimensions=(1,))
+    again = llm_inquiries(problems, B.CachedBackend(None, cache, model="recorder", settings=""), load_prompts(),
+                          max_retries=3, dimensions=(1,))
+    assert again == first == rows
+
+
+def test_many_missing_dimensions_warn(caplog):
+    problems = [Problem("p", "Ann buys 3 pens for $2 each. How much does she pay?", "6", "3 * 2 = 6")]
+    with caplog.at_level("INFO", logger="paperkit.methods.cogmath.agents"):
+        llm_inquiries(problems, B.CachedBackend(RecordingAgent(), ResponseCache(None)), load_prompts(),
+                      max_retries=2, dimensions=(1, 2))
+    warned = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and "1 of 2 inquiries were never accepted" in warned[0].getMessage()
+    assert "D1: 1" in warned[0].getMessage()

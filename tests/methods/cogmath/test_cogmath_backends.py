@@ -168,6 +168,23 @@ def test_cache_survives_a_torn_last_line_and_keys_separate_models(tmp_path):
     c2 = ResponseCache(path)
     assert len(c2) == 1 and c2.get(cache_key("m", "", "p")) == "r1"
     assert c2.get(cache_key("m2", "", "p")) is None and c2.get(cache_key("m", "t=1", "p")) is None
+    # the torn tail is repaired on open: a resumed run appends whole lines, and the file reads back
+    assert [json.loads(x)["response"] for x in path.read_text().splitlines()] == ["r1"]
+    c2.put(cache_key("m", "", "q"), "m", "", "q", "r2")
+    c2.close()
+    c3 = ResponseCache(path)
+    assert len(c3) == 2 and c3.get(cache_key("m", "", "q")) == "r2"
+    assert [json.loads(x)["response"] for x in path.read_text().splitlines()] == ["r1", "r2"]
+
+
+def test_cache_last_line_without_newline_is_not_glued_to(tmp_path):
+    path = tmp_path / "c.jsonl"
+    row = {"key": cache_key("m", "", "p"), "model": "m", "settings": "", "prompt": "p", "response": "r1"}
+    path.write_text(json.dumps(row))  # complete, but no final newline (an edited file)
+    c = ResponseCache(path)
+    c.put(cache_key("m", "", "q"), "m", "", "q", "r2")
+    c.close()
+    assert len(path.read_text().splitlines()) == 2 and len(ResponseCache(path)) == 2
 
 
 def test_replay_misses_are_failed_items_and_model_choice(tmp_path):

@@ -13,6 +13,7 @@ from paperkit.methods.cogmath.extract import (
     extract_answer,
     format_number,
     is_refusal,
+    numbers_in,
     parse_answer,
 )
 
@@ -67,6 +68,29 @@ def test_first_marker_precedence():
     assert extract_answer("3 then 12", ExtractConfig(fallback="first")).exact == 3
 
 
+@pytest.mark.parametrize("text, value", [
+    ("The answer is 5 - 2 = 3.", 3),
+    ("The answer is 5 - 2 = 3. Next, 8 more.", 3),
+    ("#### 16 - 3 - 4 = 9", 9),
+    ("Final answer: 3 + 4 = 7 apples", 7),
+    ("The answer is x = -3", -3),
+    ("The final answer is $5 \\times 2 = 10$.", 10),
+    ("The answer is 7 = 3 + 4", 7),
+    ("The answer is 12 (= 3 × 4).", 12),  # a parenthetical remark is not the result
+    ("The answer is 18 apples for the 3 kids.", 18),  # no "=": the first number, as before
+    ("The answer is 3. Then 5 more.", 3),
+])
+def test_result_inside_a_marker_line(text, value):
+    assert extract_answer(text).exact == value
+
+
+def test_subtraction_is_not_a_sign():
+    assert [n.exact for n in numbers_in("24 - 6 leaves 18; (4) - 1; 3-2")] == [24, 6, 18, 4, 1, 3, 2]
+    assert [n.exact for n in numbers_in("with -3, x = -2; −5")] == [-3, -2, -5]
+    assert extract_answer("So she has 10 - 3").exact == 3  # fallback: the last number, not -3
+    assert extract_answer("He ends up with -$3.").exact == -3
+
+
 def test_marker_without_number_is_no_answer():
     assert not extract_answer("#### unsolvable").found
     assert not extract_answer("").found and not extract_answer(None).found
@@ -91,6 +115,37 @@ def test_refusals(text):
 ])
 def test_not_refusals(text):
     assert not is_refusal(text)
+
+
+BROAD = ExtractConfig(refusals=("is missing", "cannot be solved", "not enough information"))
+
+
+@pytest.mark.parametrize("text", [
+    # a refusal phrase in passing, then a committed result: an answer, not a refusal
+    "Let me see what is missing here: 3 + 4 = 7. The total is 7.",
+    "It cannot be solved exactly. Assuming she ate 2, she has 5 left.",
+    "Not enough information is given, so I will guess.\nShe pays $12.",
+])
+def test_a_concluding_result_is_no_refusal(text):
+    assert not is_refusal(text, BROAD, inquiry="Tom has 3 apples and 4 pears. How many does she have?")
+    assert not is_refusal(text, BROAD)
+
+
+@pytest.mark.parametrize("text", [
+    # refusals that mention numbers: in the refusing sentence, or restating numbers the inquiry gives
+    "The problem cannot be solved because we do not know how many of the 12 apples she ate.",
+    "The problem cannot be solved. We know she has 12 apples and 3 pears, but not how many she ate.",
+    "It cannot be solved for these reasons:\n1. the number eaten is missing\n2. so is the price",
+    "Step 1: she has 12 apples. Step 2: 12 - ? apples. There is not enough information to finish.",
+])
+def test_refusals_mentioning_numbers(text):
+    assert is_refusal(text, BROAD, inquiry="Ann has 12 apples and 3 pears. She eats some. How many are left?")
+
+
+def test_broad_phrases_are_not_refusals_by_default():
+    for text in ("Let me see what is missing here: 3 + 4 = 7.", "The list lacks the total, which is 7",
+                 "It is unclear what 'each' means, so read it as 7", "The sum is incomplete until we add 7"):
+        assert not is_refusal(text)
 
 
 def test_refusal_phrases_configurable():

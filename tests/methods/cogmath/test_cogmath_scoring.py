@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paperkit.methods.cogmath.extract import ExtractConfig
-from paperkit.methods.cogmath.scoring import judge_verdict, rule_explain, score_row, summarize
+from paperkit.methods.cogmath.scoring import explain_keys, judge_verdict, rule_explain, score_row, summarize
 from paperkit.methods.cogmath.sources import make_row
 
 
@@ -109,6 +109,25 @@ def test_explain_rows_rule_and_llm_judge():
     assert score_row(row, "whatever", None, cfg, judge_response="Thought: ok\nAction: Yes")["pass"] is True
     assert score_row(row, "whatever", None, cfg, judge_response="Action: No")["pass"] is False
     assert score_row(row, "whatever", None, cfg, judge_response=None, judge_error="HTTP 500")["status"] == "judge_error"
+
+
+def test_rule_explain_ignores_quantities_the_inquiry_gives():
+    cfg = ExtractConfig()
+    # official D8 layout: the question names the step's result, the explanation how it is reached
+    row = make_row("p", 8, "Why does Mina sell exactly 18 rolls?", "explain", "18",
+                   reference_text="She starts with 24 and gives away 6, and 24 - 6 leaves 18 rolls to sell.")
+    assert [str(k) for k in explain_keys(row)] == ["24", "6"]
+    assert not rule_explain("She sells 18 rolls because that is how many she sells.", row, cfg)
+    assert score_row(row, "Exactly 18 rolls are sold.", None, cfg)["status"] == "misses_key"
+    assert rule_explain("She baked 24 and gave her aunt 6, which leaves 18.", row, cfg)
+    assert score_row(row, "24 - 6 = 18", None, cfg) == {"problem": "p", "dimension": 8, "pass": True,
+                                                         "status": "mentions_key", "extracted": ""}
+    # a reference that only repeats the inquiry's numbers gives the rule nothing to check: no pass
+    bare = make_row("p", 8, "Why does Mina sell exactly 18 rolls?", "explain", "18",
+                    reference_text="Because 18 rolls are left.")
+    assert explain_keys(bare) == []
+    assert score_row(bare, "Because 18 rolls are left.", None, cfg)["status"] == "no_key"
+    assert score_row(bare, "Because 18 rolls are left.", None, cfg)["pass"] is False
 
 
 @pytest.mark.parametrize("text, verdict", [("Thought: fine.\nAction: Yes", True), ("Action:No", False),

@@ -2,11 +2,13 @@
 
 A JSONL file, one line per response: ``{"key", "model", "settings", "prompt", "response"}``, where
 ``key = sha256(model, settings, prompt)`` and ``settings`` are the generation parameters that change
-the output (temperature, max tokens, …; never credentials). Lines are appended (and flushed to disk)
-as answers arrive, so an interrupted or failed run loses nothing already paid for; a torn last line
-from a crash is skipped on reading. At the end of a run the file is rewritten atomically, sorted by key
-and deduplicated, so the same set of answers always gives the same bytes. Failed calls are not cached:
-rerunning retries them.
+the output (temperature, max tokens, …; never credentials). The server address is not in the key on
+purpose: the same model behind another address reuses the answers (a run may resume elsewhere).
+Lines are appended (and flushed to disk) as answers arrive, so an interrupted or failed run loses
+nothing already paid for; a torn last line from a crash is dropped when the file is opened (the file
+is rewritten atomically without it, so later answers are not glued to it). At the end of a run the
+file is rewritten atomically, sorted by key and deduplicated, so the same set of answers always gives
+the same bytes. Failed calls are not cached: rerunning retries them.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ class ResponseCache:
     def _load(self) -> None:
         name = str(self.path)
         with open(self.path, encoding="utf-8") as f:
-            lines = f.read().split("\n")
+            text = f.read()
+        lines = text.split("\n")
+        torn = False
         for n, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
@@ -59,12 +63,17 @@ class ResponseCache:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 if n >= len(lines) - 1:  # a torn final line from an interrupted run
-                    log.warning("%s: skipping an incomplete last line (interrupted run)", name)
+                    torn = True
                     continue
                 raise InputError(f"{name}: line {n} is not valid JSON; expected a paperkit response cache") from None
             if not isinstance(row, dict) or not {"key", "model", "settings", "response"} <= set(row):
                 raise InputError(f"{name}: line {n} lacks key/model/settings/response; expected a paperkit response cache")
             self._rows[row["key"]] = row
+        if torn or (text and not text.endswith("\n")):
+            # repair before anything is appended, or the next answer would be glued to the broken tail
+            if torn:
+                log.warning("%s: dropping an incomplete last line (interrupted run)", name)
+            io.write_jsonl(self.path, list(self._rows.values()))
 
     def __len__(self) -> int:
         return len(self._rows)

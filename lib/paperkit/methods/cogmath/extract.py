@@ -7,7 +7,9 @@ is where harnesses lose most points (run-on generations, last number taken inste
 1. **Markers, in priority order** (default ``####``, ``\\boxed``, ``final answer``, ``answer is``,
    ``answer:``): the first marker *in that order* that occurs in the text wins, and within it the first
    occurrence (``occurrence='first'``), so a model that keeps generating new "Question: … #### 7"
-   blocks after its answer is scored on its own answer.
+   blocks after its answer is scored on its own answer. The answer is read from the first sentence
+   after the marker: the whole of it when it is one number or expression, else the number after its
+   last ``=`` ("The answer is 5 - 2 = 3." gives 3), else its first number.
 2. **Fallback** when no marker occurs: the last number in the text (the GSM8K convention), the first,
    or none (no answer).
 
@@ -21,7 +23,10 @@ Matching is exact, with one allowance for references written rounded: when eithe
 with ``k >= 2`` places, the other passes if it rounds to it at ``k`` places (``2.414`` ≡ √2 + 1).
 
 Refusals (D2/D3): a response passes an "unsolvable" inquiry when it says so in words (configurable
-phrases such as "cannot be solved", "not enough information") and gives no marked numeric answer.
+phrases such as "cannot be solved", "not enough information") and does not commit to a numeric answer:
+no marked answer, and (unless ``fallback`` is ``none``) no number after the sentence of its last refusal
+phrase other than numbers the inquiry itself gives ("Let me see what is missing: 3 + 4 = 7. The total
+is 7." commits to 7; "It cannot be solved: we know she has 12 apples, not the price." does not).
 """
 
 from __future__ import annotations
@@ -36,11 +41,12 @@ DEFAULT_MARKERS: tuple[str, ...] = ("####", "\\boxed", "final answer", "answer i
 DEFAULT_REFUSALS: tuple[str, ...] = (
     "cannot be solved", "can't be solved", "can not be solved", "cannot solve", "can't solve", "unsolvable",
     "not solvable", "insufficient information", "not enough information", "missing information",
-    "information is missing", "is missing", "cannot be determined", "can't be determined",
-    "cannot determine", "can't determine", "impossible to determine", "impossible to solve",
-    "impossible to answer", "not possible to determine", "not possible to solve", "not possible to answer",
-    "does not make sense", "doesn't make sense", "is incomplete", "is not well-defined", "ill-posed",
-    "cannot be answered", "can't be answered", "no way to know", "unclear what", "lacks the",
+    "information is missing", "cannot be determined", "can't be determined", "cannot determine",
+    "can't determine", "impossible to determine", "impossible to solve", "impossible to answer",
+    "not possible to determine", "not possible to solve", "not possible to answer", "does not make sense",
+    "doesn't make sense", "problem is incomplete", "question is incomplete", "is not well-defined", "ill-posed",
+    "cannot be answered", "can't be answered", "no way to know", "lacks the information",
+    "lacks the necessary", "lacks necessary", "missing a necessary", "missing the necessary",
 )
 
 _NUMBER = re.compile(
@@ -138,15 +144,29 @@ def _match_value(m: re.Match) -> tuple[Fraction, int]:
     return value, decimals
 
 
+def _after_operand(text: str, i: int) -> bool:
+    """Whether ``text[:i]`` ends with a number or a closing bracket (then spaces)."""
+    i -= 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return i >= 0 and (text[i].isdigit() or text[i] in ")]}")
+
+
 def numbers_in(text: str) -> list[Answer]:
-    """Every plain number in ``text``, in order (signs, ``$``, commas, decimals, ``a/b``, ``%`` handled)."""
+    """Every plain number in ``text``, in order (signs, ``$``, commas, decimals, ``a/b``, ``%`` handled).
+
+    A minus after a number or a closing bracket is subtraction, not a sign: ``24 - 6`` is 24 and 6."""
     out = []
-    for m in _NUMBER.finditer(_clean_latex(text)):
+    text = _clean_latex(text)
+    for m in _NUMBER.finditer(text):
         try:
             value, decimals = _match_value(m)
         except ZeroDivisionError:
             continue
-        out.append(Answer(exact=value, raw=m.group(0).strip(), decimals=decimals))
+        raw = m.group(0).strip()
+        if m.group("sign") and _after_operand(text, m.start()):
+            value, raw = -value, raw.lstrip("-−–").strip()
+        out.append(Answer(exact=value, raw=raw, decimals=decimals))
     return out
 
 
@@ -312,11 +332,23 @@ def _segment_answer(kind: str, seg: str) -> Answer:
     boxed = _marker_segments(seg, seg.lower(), "\\boxed")
     if boxed:
         return parse_answer(boxed[0][1])
-    first_sentence = re.split(r"(?<=[^\d])\.(?:\s|$)", seg, maxsplit=1)[0]
+    first_sentence = re.split(r"\.(?:\s|$)", seg, maxsplit=1)[0]
     whole = parse_answer(first_sentence)
     if whole.found:
         return whole
-    nums = numbers_in(first_sentence)
+    # "The answer is 5 - 2 = 3.": the result after the last "=" (a parenthetical "(= 3 × 4)" is a remark)
+    core = re.sub(r"\([^()]*\)", " ", first_sentence)
+    if not numbers_in(core):
+        core = first_sentence
+    if "=" in core:
+        tail = core.rsplit("=", 1)[1]
+        after = parse_answer(tail)
+        if after.found:
+            return after
+        nums = numbers_in(tail)
+        if nums:
+            return nums[0]
+    nums = numbers_in(core)
     return nums[0] if nums else Answer()
 
 
@@ -327,13 +359,32 @@ def has_marked_answer(text: str | None, config: ExtractConfig | None = None) -> 
     return extract_answer(text, config, fallback="none").found
 
 
-def is_refusal(text: str | None, config: ExtractConfig | None = None) -> bool:
-    """The response declares the problem unsolvable (and commits to no marked numeric answer)."""
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+_LIST_MARKER = re.compile(r"(?m)^\s*(?:\d+[.)]|[-*•])\s+")
+
+
+def is_refusal(text: str | None, config: ExtractConfig | None = None, *, inquiry: str | None = None) -> bool:
+    """The response declares the problem unsolvable and commits to no numeric answer.
+
+    It commits when a marker carries a number, or (fallback ``first``/``last``) when a number follows
+    the sentence holding its last refusal phrase — the response concludes with a result. Numbers that
+    ``inquiry`` gives (restated facts) and list enumerators are not results.
+    """
     if not text:
         return False
     cfg = config or _default()
-    said = cfg._refusal_re.search(text.lower().replace("’", "'")) is not None
-    return said and not has_marked_answer(text, cfg)
+    low = text.lower().replace("’", "'")
+    said = list(cfg._refusal_re.finditer(low))
+    if not said:
+        return False
+    if has_marked_answer(text, cfg):
+        return False
+    if cfg.fallback == "none":
+        return True
+    end = _SENTENCE_END.search(low, said[-1].end())
+    after = _LIST_MARKER.sub(" ", low[end.end():]) if end else ""
+    given = {n.exact for n in numbers_in(inquiry)} if inquiry else set()
+    return all(n.exact in given for n in numbers_in(after))
 
 
 # ---------------------------------------------------------------------------------------------- match

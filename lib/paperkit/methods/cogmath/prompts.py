@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -71,11 +72,15 @@ def _merge(base: dict, over: dict, where: str) -> dict:
 
 
 def fill(template: str, **values: Any) -> str:
-    """Replace ``{name}`` placeholders (only those given; other braces, e.g. LaTeX, are left alone)."""
-    out = template
-    for k, v in values.items():
-        out = out.replace("{" + k + "}", "" if v is None else str(v))
-    return out
+    """Replace ``{name}`` placeholders (only those given; other braces, e.g. LaTeX, are left alone).
+
+    One pass over the template: text put in by one placeholder is never searched again, so a problem
+    that itself contains ``{answer}`` does not get the reference answer injected.
+    """
+    if not values:
+        return template
+    pattern = re.compile("{(" + "|".join(re.escape(k) for k in values) + ")}")
+    return pattern.sub(lambda m: "" if values[m.group(1)] is None else str(values[m.group(1)]), template)
 
 
 def load_prompts(path: str | os.PathLike | None = None) -> Prompts:

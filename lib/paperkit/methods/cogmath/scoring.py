@@ -12,10 +12,15 @@ inquiry i was. With ``avail(p)`` the dimensions p has (the generator or file may
   RPR_s = |Pass_s ∩ Pass_0| / |Pass_0| over problems with at least one dimension in s.
 
 Verdicts: ``answer`` rows pass when the extracted answer equals the reference (:mod:`.extract`);
-``unsolvable`` rows when the response declares the problem unsolvable and commits to no marked
-number; ``explain`` rows (official D8) by the LLM judge, or by the rule judge: the response must
-mention the final quantity of the reference explanation and not refuse. A failed backend call is a
-``error`` verdict: never a pass.
+``unsolvable`` rows when the response declares the problem unsolvable and commits to no number (none
+marked, and none concluding the response other than numbers the inquiry gives; :func:`.is_refusal`);
+``explain`` rows (official D8) by the LLM judge (``--judge llm``, the faithful grader of a free-form
+explanation), or by a rule judge, a heuristic: the response must not refuse and must state a quantity
+of the reference explanation that the inquiry does not already give (official D8 questions usually
+name the step's result, "Why does Mina sell exactly 18 rolls?", so repeating it proves nothing; one of
+the explanation's other quantities, 24 or 6, must be stated). When the reference holds no such quantity
+the rule cannot grade: status ``no_key``, not a pass. A failed backend call is an ``error`` verdict:
+never a pass.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 
 from paperkit.methods.cogmath.dimensions import DIMENSIONS, STAGES, stage_dimensions
 from paperkit.methods.cogmath.extract import (
+    Answer,
     ExtractConfig,
     answers_match,
     equivalent,
@@ -57,7 +63,7 @@ def score_row(row: dict[str, Any], response: str | None, error: str | None, cfg:
         return out
     expected = row["expected"]
     if expected == "unsolvable":
-        ok = is_refusal(response, cfg)
+        ok = is_refusal(response, cfg, inquiry=row["inquiry"])
         out["pass"], out["status"] = ok, "refused" if ok else "answered"
         return out
     if expected == "explain":
@@ -68,6 +74,9 @@ def score_row(row: dict[str, Any], response: str | None, error: str | None, cfg:
                 return out
             out["pass"], out["status"] = verdict, "judge_yes" if verdict else "judge_no"
             return out
+        if not explain_keys(row):
+            out["status"] = "no_key"
+            return out
         ok = rule_explain(response, row, cfg)
         out["pass"], out["status"] = ok, "mentions_key" if ok else "misses_key"
         return out
@@ -76,20 +85,44 @@ def score_row(row: dict[str, Any], response: str | None, error: str | None, cfg:
     if ok:
         out["pass"], out["status"] = True, "correct"
     elif not got.found:
-        out["status"] = "refused" if is_refusal(response, cfg) else "no_answer"
+        out["status"] = "refused" if is_refusal(response, cfg, inquiry=row["inquiry"]) else "no_answer"
     else:
         out["status"] = "wrong"
     return out
 
 
+def _given(row: dict[str, Any]) -> set:
+    return {n.exact for n in numbers_in(str(row.get("inquiry") or ""))}
+
+
+def explain_keys(row: dict[str, Any]) -> list[Answer]:
+    """The quantities of an explain row's reference (its explanation text and final answer) that its
+    inquiry does not give: what a response must use to show it knows the step."""
+    given = _given(row)
+    found = numbers_in(str(row.get("reference_text") or ""))
+    ref = parse_answer(str(row.get("reference") or ""))
+    if ref.found:
+        found.append(ref)
+    keys, seen = [], set()
+    for n in found:
+        ident = n.exact if n.exact is not None else n.expr
+        if ident in given or ident in seen:
+            continue
+        seen.add(ident)
+        keys.append(n)
+    return keys
+
+
 def rule_explain(response: str, row: dict[str, Any], cfg: ExtractConfig) -> bool:
-    """Rule judge for free-form D8: the response states the reference explanation's key quantity."""
-    if is_refusal(response, cfg):
+    """Rule judge for free-form D8 (a heuristic; ``--judge llm`` is the faithful grader): the response
+    does not refuse and states a quantity of the reference explanation that the inquiry does not give.
+    Numbers the inquiry gives are ignored on both sides."""
+    if is_refusal(response, cfg, inquiry=row["inquiry"]):
         return False
-    key = parse_answer(str(row.get("reference") or ""))
-    if not key.found:
-        return False
-    return any(equivalent(n, key, rounding=cfg.rounding) for n in numbers_in(response))
+    keys = explain_keys(row)
+    given = _given(row)
+    stated = [n for n in numbers_in(response) if n.exact not in given]
+    return any(equivalent(n, k, rounding=cfg.rounding) for n in stated for k in keys)
 
 
 def _ratio(a: int, b: int) -> float | None:
