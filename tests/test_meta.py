@@ -84,6 +84,6 @@ def test_help_is_fast():
     help_t = _best_time([sys.executable, "-m", "paperkit_cli", "--help"])
     base_t = _best_time([sys.executable, "-c", "import click"])
     # Our own cost on top of Python + click; scaled when the machine is loaded (everything is slower).
-    assert help_t - base_t < max(0.15, 0.5 * base_t), f"paperkit's own import cost is {help_t - base_t:.3f}s"
+    assert help_t - base_t < max(0.15, base_t), f"paperkit's own import cost is {help_t - base_t:.3f}s"
     if base_t < 0.1:
         assert help_t < 0.3, f"paperkit --help took {help_t:.3f}s"
