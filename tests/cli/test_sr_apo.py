@@ -100,13 +100,37 @@ def test_bad_input_is_one_line_and_writes_nothing(pk, tmp_path, content, args, c
     assert not run.exists()
 
 
-def test_scheduler_without_distributed_is_a_usage_error(pk, data_csv, tmp_path):
+def test_scheduler_without_distributed_is_a_usage_error(pk, data_csv, tmp_path, monkeypatch):
     import importlib.util
 
-    if importlib.util.find_spec("distributed") is not None:
-        pytest.skip("distributed is installed")
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "distributed" else real_find_spec(name, *a))
     r = _search(pk, data_csv, tmp_path / "run", "--scheduler", "tcp://127.0.0.1:1")
     assert r.exit_code == 2 and "distributed" in r.stderr
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_search_on_a_local_dask_cluster_equals_the_local_search(pk, data_csv, tmp_path):
+    """A real Dask scheduler and worker process fit the chunks; the outputs are the same bytes as a local run."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  worker_dashboard_address=None) as cluster:
+        r = _search(pk, data_csv, tmp_path / "dask", "--scheduler", cluster.scheduler_address)
+        assert r.exit_code == 0, r.stderr
+        # the worker really fitted the chunks (not a silent local fallback)
+        assert "fit_expressions" in cluster.scheduler.task_prefixes
+    assert _search(pk, data_csv, tmp_path / "local").exit_code == 0
+    for name in ("toy_LM_2_11284_summary.csv", "front.csv"):
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+
+
+def test_unreachable_scheduler_is_a_one_line_error(pk, data_csv, tmp_path):
+    pytest.importorskip("distributed")
+    r = _search(pk, data_csv, tmp_path / "run", "--scheduler", "tcp://127.0.0.1:9")
+    assert r.exit_code == 2, r.stderr
+    assert "cannot connect" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_front_merge_reproduces_maxima_and_drops_non_improving_lengths(pk, tmp_path):
