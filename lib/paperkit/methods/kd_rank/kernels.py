@@ -13,10 +13,8 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True, fastmath=False, parallel=True)
-def soft_tau_kernel(student: np.ndarray, teacher: np.ndarray, k: float, k_teacher: float, soft_teacher: bool,
-                    want_grad: bool,
-                    tau: np.ndarray, grad: np.ndarray) -> None:
+def _soft_tau(student: np.ndarray, teacher: np.ndarray, k: float, k_teacher: float, soft_teacher: bool,
+              want_grad: bool, tau: np.ndarray, grad: np.ndarray) -> None:
     """tau[b] = 2/(C(C−1)) Σ_{i<j} tanh(kΔ^s_ij)·g_ij; grad[b, i] = ∂tau[b]/∂student[b, i] (if want_grad)."""
     B, C = student.shape
     norm = 2.0 / (C * (C - 1))
@@ -49,6 +47,13 @@ def soft_tau_kernel(student: np.ndarray, teacher: np.ndarray, k: float, k_teache
         tau[b] = acc * norm
 
 
+# Serial for training-sized batches (a thread pool costs more than it saves below a few million pairs,
+# and the training loop's torch threads compete with it); parallel over samples for large B·C².
+soft_tau_kernel = njit(cache=True, fastmath=False)(_soft_tau)
+soft_tau_kernel_parallel = njit(cache=True, fastmath=False, parallel=True)(_soft_tau)
+PARALLEL_MIN_PAIRS = 4_000_000
+
+
 def soft_tau_numba(student: np.ndarray, teacher: np.ndarray, *, form: str = "tanh", k: float = 1.0,
                    soft_teacher: bool = False, want_grad: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """Per-sample soft τ and (optionally) its gradient, for the ``tanh`` and ``sigmoid`` forms."""
@@ -57,5 +62,7 @@ def soft_tau_numba(student: np.ndarray, teacher: np.ndarray, *, form: str = "tan
     kk = float(k) if form == "tanh" else float(k) / 2.0
     tau = np.empty(s.shape[0])
     grad = np.empty_like(s) if want_grad else np.empty((1, 1))
-    soft_tau_kernel(s, t, kk, float(k), bool(soft_teacher), bool(want_grad), tau, grad)
+    B, C = s.shape
+    kernel = soft_tau_kernel_parallel if B * C * (C - 1) // 2 >= PARALLEL_MIN_PAIRS else soft_tau_kernel
+    kernel(s, t, kk, float(k), bool(soft_teacher), bool(want_grad), tau, grad)
     return tau, (grad if want_grad else None)
