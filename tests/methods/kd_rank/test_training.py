@@ -61,7 +61,7 @@ def test_rank_loss_raises_student_teacher_tau_without_hurting_top1(synth_small, 
     and mean top-1 no worse than the base's − 0.5 points."""
     data, _, t_train, t_test = synth_small
     template = DistillConfig(base=base, rank_weight=1.0, dkd_warmup=3)
-    rows = [run_job(job, data, t_train, t_test, template, hidden=(32,), settings=STUDENT)[0]
+    rows = [run_job(job, data, t_train, t_test, template, hidden=(32,), settings=STUDENT).row
             for job in plan([base], [0, 1, 2], 1.0)]
     table = {r["rank"]: r for r in summarize(rows)}
     off, on = table["off"], table["on"]

@@ -151,5 +151,7 @@ def distill_loss(cfg: DistillConfig, student: torch.Tensor, teacher: torch.Tenso
             rank = kendall_rank_loss(student.detach(), teacher, form=cfg.rank_form, k=cfg.rank_k,
                                      standardize_logits=cfg.rank_standardize)
     terms = {"ce": float(ce.detach()), "base": float(base.detach()) if base is not None else 0.0,
-             "rank": float(rank.detach()) if rank is not None else float("nan"), "total": float(total.detach())}
+             "total": float(total.detach())}
+    if rank is not None:
+        terms["rank"] = float(rank.detach())
     return total, terms

@@ -30,6 +30,15 @@ class Job:
         return f"{self.base}_{'rank' if self.rank_on else 'norank'}_s{self.seed}"
 
 
+@dataclass
+class JobResult:
+    row: dict             # seed, base, rank, metrics, T and every weight
+    curves: list[dict]    # per-epoch loss terms
+    state_dict: dict
+    train_seconds: float
+    test_logits: np.ndarray
+
+
 def parse_list(text: str | Sequence, what: str, cast: Callable = str) -> list:
     items = [x.strip() for x in text.split(",")] if isinstance(text, str) else list(text)
     try:
@@ -71,12 +80,13 @@ def job_config(template: DistillConfig, job: Job) -> DistillConfig:
 
 def run_job(job: Job, data: DistillData, teacher_train: np.ndarray, teacher_test: np.ndarray,
             template: DistillConfig, *, hidden: Sequence[int], settings: TrainSettings,
-            on_epoch: Callable[[int], None] | None = None) -> tuple[dict, list[dict], dict, float]:
-    """Train and evaluate one student: (result row, curve rows, state_dict, train seconds)."""
+            on_epoch: Callable[[int], None] | None = None) -> JobResult:
+    """Train and evaluate one student."""
     cfg = job_config(template, job)
     run = train_student(data, teacher_train, cfg, hidden=hidden, settings=settings, seed=job.seed,
                         teacher_test_logits=teacher_test, on_epoch=on_epoch)
-    metrics = evaluate(predict_logits(run.model, data.X_test), teacher_test, data.y_test)
+    test_logits = predict_logits(run.model, data.X_test)
+    metrics = evaluate(test_logits, teacher_test, data.y_test)
     weights = cfg.to_dict()
     row = {"seed": job.seed, "base": job.base, "rank": "on" if job.rank_on else "off",
            **{k: metrics[k] for k in METRICS},
@@ -86,7 +96,7 @@ def run_job(job: Job, data: DistillData, teacher_train: np.ndarray, teacher_test
     if job.base == "dkd":
         row.update(dkd_alpha=cfg.dkd_alpha, dkd_beta=cfg.dkd_beta, dkd_warmup=cfg.dkd_warmup)
     curves = [{"seed": job.seed, "base": job.base, "rank": row["rank"], **c} for c in run.curves]
-    return row, curves, run.model.state_dict(), run.train_seconds
+    return JobResult(row, curves, run.model.state_dict(), run.train_seconds, test_logits)
 
 
 def summarize(rows: Sequence[dict]) -> list[dict]:
