@@ -39,7 +39,12 @@ def cli(teacher_logits, student_logits, temperature, rank_k, rank_form, rank_sta
     """
     from paperkit.core import io
     from paperkit.core.errors import UsageError
-    from paperkit.methods.kd_rank import check_logit_pair, gradient_share, gradient_share_figure, scale_sensitivity
+    from paperkit.methods.kd_rank import (
+        check_logit_pair,
+        gradient_share,
+        gradient_share_figure,
+        scale_sensitivity,
+    )
     from paperkit_cli import runtime, state
 
     try:

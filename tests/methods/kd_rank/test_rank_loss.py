@@ -10,7 +10,13 @@ import scipy.stats
 import torch
 
 from paperkit.core.errors import ConfigError, InputError
-from paperkit.methods.kd_rank import KendallRankLoss, kendall_rank_loss, kendall_tau, pairwise_soft_tau, standardize
+from paperkit.methods.kd_rank import (
+    KendallRankLoss,
+    kendall_rank_loss,
+    kendall_tau,
+    pairwise_soft_tau,
+    standardize,
+)
 from paperkit.methods.kd_rank.kernels import soft_tau_numba
 
 from ...conftest import ROOT
@@ -31,7 +37,7 @@ def test_surrogate_matches_scipy_kendalltau_at_high_k(backend):
     """Acceptance 1: 50 random 100-d pairs, standardised logits, k = 50: within 0.02 of scipy."""
     rng = np.random.default_rng(0)
     worst = 0.0
-    for trial in range(50):
+    for _ in range(50):
         a = rng.normal(size=100)
         b = a * rng.uniform(0, 2) + rng.normal(size=100)  # correlations from ~0 to strong
         assert len(np.unique(a)) == len(np.unique(b)) == 100  # no ties

@@ -7,7 +7,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from paperkit.methods.kd_rank import DistillConfig, TrainSettings, evaluate, make_mlp, predict_logits, train_student
+from paperkit.methods.kd_rank import (
+    DistillConfig,
+    TrainSettings,
+    evaluate,
+    make_mlp,
+    train_student,
+)
 from paperkit.methods.kd_rank.experiment import plan, run_job, summarize
 
 STUDENT = TrainSettings(epochs=10, batch_size=32)
