@@ -59,7 +59,11 @@ def cli(teacher_logits, student_logits, temperature, rank_k, rank_form, rank_sta
     kw = {"temperature": temperature, "k": rank_k, "form": rank_form, "standardize": rank_standardize}
     share = gradient_share(t, s, n_bins=bins, **kw)
     scaling = scale_sensitivity(t, s, scale_list, **kw)
-    io.write_table(output, share.rows() + scaling, fmt)
+    rows = share.rows() + scaling
+    if io.detect_format(output, fmt, default="jsonl") == "jsonl":
+        io.write_jsonl(output, rows)  # each row keeps only its own fields
+    else:
+        io.write_table(output, rows, fmt)
     if plot:
         fig = gradient_share_figure(share, f"{t.shape[0]} samples, {t.shape[1]} classes; KL T={temperature:g}, "
                                            f"rank k={rank_k:g} ({rank_form})")

@@ -22,7 +22,7 @@ from paperkit.methods.kd_rank.bases import DistillConfig, distill_loss
 from paperkit.methods.kd_rank.data import DistillData
 from paperkit.methods.kd_rank.rank_loss import kendall_rank_loss, kendall_tau
 
-TEST_RANK_ROWS = 1000
+TEST_RANK_ROWS = 256
 
 
 def make_mlp(n_in: int, hidden: Sequence[int], n_out: int) -> torch.nn.Sequential:
@@ -203,7 +203,7 @@ def train_student(data: DistillData, teacher_train_logits: np.ndarray, cfg: Dist
         row = {"epoch": epoch + 1, **{f"loss_{k}": v / len(batches) for k, v in sums.items()}}
         test_logits = predict_logits(model, data.X_test)
         row["test_top1"] = topk_accuracy(test_logits, data.y_test, 1)
-        if teacher_test_logits is not None:  # the rank loss of every student (rank on or off), on ≤ 1000 test rows
+        if teacher_test_logits is not None:  # the rank loss of every student (rank on or off), on ≤ 256 test rows
             m = min(len(test_logits), TEST_RANK_ROWS)
             with torch.no_grad():
                 row["test_rank_loss"] = float(kendall_rank_loss(
