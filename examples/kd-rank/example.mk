@@ -7,7 +7,8 @@ kd-rank: $(foreach s,$(KDRANK_SETS),kd-rank/out/$(s)/manifest.json) kd-rank/out/
 
 # --resume: an interrupted run continues from its per-student checkpoints; a finished one is reused.
 kd-rank/out/%/manifest.json: kd-rank/configs/%.yaml
-	$(PAPERKIT) kd-rank --config $< --run-dir $(@D) --resume -q > $(@D).summary.json
+	mkdir -p kd-rank/out
+	$(PAPERKIT) kd-rank --config $< --run-dir $(@D) --resume > $(@D).summary.json
 
 kd-rank/out/grad_share.png: kd-rank/out/synth100/manifest.json
 	$(PAPERKIT) kd-rank-diag --teacher-logits kd-rank/out/synth100/teacher_test.npy \
