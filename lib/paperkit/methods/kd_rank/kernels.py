@@ -86,3 +86,24 @@ def soft_tau_numba(student: np.ndarray, teacher: np.ndarray, *, form: str = "tan
     kernel = soft_tau_kernel_parallel if B * C * (C - 1) // 2 >= PARALLEL_MIN_PAIRS else soft_tau_kernel
     kernel(s, t, kk, float(k), bool(soft_teacher), bool(want_grad), tau, grad)
     return tau, (grad if want_grad else None)
+
+
+@njit(cache=True, fastmath=False)
+def kendall_tau_b_kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """Exact Kendall τ-b per row (ties handled like scipy.stats.kendalltau); NaN when a row is constant."""
+    N, C = a.shape
+    for r in range(N):
+        num = 0.0
+        na = 0.0
+        nb = 0.0
+        for i in range(C - 1):
+            ai = a[r, i]
+            bi = b[r, i]
+            for j in range(i + 1, C):
+                sa = np.sign(ai - a[r, j])
+                sb = np.sign(bi - b[r, j])
+                num += sa * sb
+                na += sa * sa
+                nb += sb * sb
+        den = math.sqrt(na * nb)
+        out[r] = num / den if den > 0 else np.nan

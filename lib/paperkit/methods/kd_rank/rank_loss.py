@@ -201,18 +201,16 @@ class KendallRankLoss(torch.nn.Module):
         return f"form={self.form!r}, k={self.k}, standardize={self.standardize}, soft_teacher={self.soft_teacher}"
 
 
-def kendall_tau(a: torch.Tensor, b: torch.Tensor, *, block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> torch.Tensor:
-    """Exact per-row Kendall τ-b between two (N, C) arrays (ties handled like scipy), vectorised and chunked."""
-    a = torch.as_tensor(a, dtype=torch.float64)
-    b = torch.as_tensor(b, dtype=torch.float64)
-    N, C = a.shape
-    out = torch.empty(N, dtype=torch.float64)
-    rows = max(1, block_elements // (C * C))
-    iu = torch.triu_indices(C, C, offset=1)
-    for s in range(0, N, rows):
-        sa = torch.sign(a[s:s + rows, :, None] - a[s:s + rows, None, :])[:, iu[0], iu[1]]
-        sb = torch.sign(b[s:s + rows, :, None] - b[s:s + rows, None, :])[:, iu[0], iu[1]]
-        num = (sa * sb).sum(1)
-        den = torch.sqrt((sa != 0).sum(1).double() * (sb != 0).sum(1).double())
-        out[s:s + rows] = torch.where(den > 0, num / den.clamp_min(1e-300), torch.full_like(num, float("nan")))
-    return out
+def kendall_tau(a: Any, b: Any) -> torch.Tensor:
+    """Exact per-row Kendall τ-b between two (N, C) arrays (ties handled like scipy), as float64."""
+    import numpy as np
+
+    from paperkit.methods.kd_rank.kernels import kendall_tau_b_kernel
+
+    a = np.ascontiguousarray(torch.as_tensor(a).detach().cpu().numpy(), dtype=np.float64)
+    b = np.ascontiguousarray(torch.as_tensor(b).detach().cpu().numpy(), dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 2:
+        raise InputError(f"kendall_tau: shapes {a.shape} and {b.shape}; expected two equal 2-D shapes")
+    out = np.empty(a.shape[0])
+    kendall_tau_b_kernel(a, b, out)
+    return torch.from_numpy(out)
