@@ -73,9 +73,8 @@ def _truncated_normal_rows(n_rows: int, d_block: int, a: float, gen: torch.Gener
     resolution near 0 (sampling u near 0.5 would quantise badly when a is tiny).
     """
     bound = math.erf(a / math.sqrt(2.0))
-    z = torch.rand((n_rows, d_block), generator=gen, device=device, dtype=dtype)
-    z.mul_(2.0 * bound).sub_(bound)
-    return torch.special.erfinv(z).mul_(math.sqrt(2.0)).clamp_(-a, a)
+    z = torch.empty((n_rows, d_block), device=device, dtype=dtype).uniform_(-bound, bound, generator=gen)
+    return z.erfinv_().mul_(math.sqrt(2.0)).clamp_(-a, a)
 
 
 def iter_bases(seed: int, block: int, d_block: int, k: int, *, device: torch.device | str = "cpu",
@@ -233,13 +232,16 @@ def project_reconstruct(delta: torch.Tensor, seed: int, blocks: Blocks, counts: 
         d_l = sl.stop - sl.start
         x = delta[sl]
         scale = 1.0 / (truncated_normal_variance(1.0 / math.sqrt(d_l)) * k) if kind == "truncnormal" else 1.0 / k
-        chunks = list(iter_bases(seed, l, d_l, k, device=delta.device, dtype=delta.dtype, kind=kind)) \
-            if k * d_l <= 4 * CHUNK_FLOATS else None
-        g = torch.empty(k, dtype=torch.float64, device=delta.device)
-        for start, chunk in (chunks or iter_bases(seed, l, d_l, k, device=delta.device, dtype=delta.dtype,
-                                                   kind=kind)):
-            g[start:start + len(chunk)] = (chunk @ x).double()
-        g = (g * scale).to(delta.dtype)
+        kept = k * d_l <= 4 * CHUNK_FLOATS  # small blocks: keep the chunks instead of drawing them twice
+        chunks = list(iter_bases(seed, l, d_l, k, device=delta.device, dtype=delta.dtype, kind=kind)) if kept else None
+        if kept and len(chunks) == 1:
+            g = ((chunks[0][1] @ x).double() * scale).to(delta.dtype)
+        else:
+            g = torch.empty(k, dtype=torch.float64, device=delta.device)
+            for start, chunk in (chunks or iter_bases(seed, l, d_l, k, device=delta.device, dtype=delta.dtype,
+                                                       kind=kind)):
+                g[start:start + len(chunk)] = (chunk @ x).double()
+            g = (g * scale).to(delta.dtype)
         gammas.append(g)
         for start, chunk in (chunks or iter_bases(seed, l, d_l, k, device=delta.device, dtype=delta.dtype,
                                                    kind=kind)):
