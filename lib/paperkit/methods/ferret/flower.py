@@ -248,11 +248,29 @@ def make_client(build_federation: Callable[[FedConfig], Federation], *, partitio
     return FerretClient()
 
 
+def wait_for_server(address: str, timeout: float) -> None:
+    """Poll the server's port (Flower's own retries back off exponentially, up to tens of seconds)."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=2.0):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise InputError(f"no ferret-server reachable at {address} after {timeout:.0f} s") from None
+            time.sleep(0.2)
+
+
 def run_client(client: Any, *, address: str, max_retries: int | None = 30, max_wait_time: float | None = 120.0) -> None:
     import warnings
 
     import flwr
 
+    wait_for_server(address, max_wait_time or 120.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         flwr.client.start_client(server_address=address, client=client, insecure=True,
