@@ -349,8 +349,7 @@ def instruct_task(n_clients: int = 10, seed: int = 0, n_train: int = 3000, n_tes
     if bad:
         raise ConfigError(f"unknown instruction family '{bad[0]}'; expected some of {', '.join(FAMILIES)}")
     rng = np.random.default_rng(seed)
-    tag = {f: f[:2].upper() for f in families}  # CO, RE, AD, SO, UP, CO(unt) -> keep distinct below
-    tag["count"] = "CN"
+    tag = {f: "ABCDEF"[FAMILIES.index(f)] for f in families}  # one-letter task tag in the prompt
     if model_dir is not None:
         tokenizer, make = load_hf_causal_lm(model_dir, seed)
         max_len = 48
