@@ -44,7 +44,13 @@ def cli(address, min_clients, wait_timeout, round_timeout, run_dir, resume, forc
     from paperkit.methods.ferret import Federation
     from paperkit.methods.ferret.flower import run_server
     from paperkit_cli import runtime
-    from paperkit_cli.commands.ferret_train import build_task, fed_config, round_line, task_spec, write_results
+    from paperkit_cli.commands.ferret_train import (
+        build_task,
+        fed_config,
+        round_line,
+        task_spec,
+        write_results,
+    )
 
     spec_args = (kw["task"], kw["model_dir"], kw["clients"], kw["dirichlet"], kw["iid"], kw["d_model"],
                  kw["n_layers"])

@@ -59,7 +59,7 @@ def test_fedkseed_scalars_rebuild_the_local_trajectory():
     w0 = fed.initial_state().weights
     fed2 = F.Federation(task, fed.cfg)
     wT = w0.clone()
-    for j, g in zip(msg.indices, msg.payload.tolist()):
+    for j, g in zip(msg.indices, msg.payload.tolist(), strict=False):
         wT -= 0.01 * g * fed2._direction(fed2.pool[j])
     torch.testing.assert_close(fed.decode(msg), w0 - wT)
     assert msg.uplink_bytes() == 6 * 4 + 6 * 4

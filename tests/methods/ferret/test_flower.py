@@ -24,7 +24,7 @@ def test_codec_round_trips_messages():
     out = decode_rounds(encode_rounds([(1, [m1, m2]), (2, [m3])], "ferret"), "ferret")
     assert [r for r, _ in out] == [1, 2]
     got = out[0][1] + out[1][1]
-    for a, b in zip([m1, m2, m3], got):
+    for a, b in zip([m1, m2, m3], got, strict=False):
         assert (a.client, a.seed, a.counts, a.indices) == (b.client, b.seed, b.counts, b.indices)
         assert torch.equal(a.payload, b.payload)
     assert decode_rounds(encode_rounds([], "ferret"), "ferret") == []

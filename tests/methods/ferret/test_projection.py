@@ -46,7 +46,7 @@ def test_bases_are_generated_in_bounded_chunks_and_replayed():
     assert [c.shape[0] for _, c in chunks] == [2, 2, 1]
     assert all(c.numel() <= CHUNK_FLOATS for _, c in chunks)
     again = list(iter_bases(3, 1, d, 5))
-    assert all(torch.equal(a[1], b[1]) for a, b in zip(chunks, again))
+    assert all(torch.equal(a[1], b[1]) for a, b in zip(chunks, again, strict=False))
     assert not torch.equal(chunks[0][1], next(iter_bases(3, 2, d, 5))[1])  # another block, another stream
 
 
@@ -58,11 +58,11 @@ def test_reconstruction_equals_a_brute_force_reference():
     gamma = project(delta, 11, blocks, counts)
     rebuilt = reconstruct(gamma, 11, blocks, counts, dtype=torch.float64)
     # reference: the whole block matrices, gamma = Vᵀ Delta / (rho K), Delta_hat = V gamma
-    for l, (sl, k) in enumerate(zip(blocks.slices(), counts)):
-        V = torch.cat([c for _, c in iter_bases(11, l, sl.stop - sl.start, k, dtype=torch.float64)]).T
+    for blk, (sl, k) in enumerate(zip(blocks.slices(), counts, strict=False)):
+        V = torch.cat([c for _, c in iter_bases(11, blk, sl.stop - sl.start, k, dtype=torch.float64)]).T
         rho = _rho_by_quadrature(1 / math.sqrt(sl.stop - sl.start))
         g = V.T @ delta[sl] / (rho * k)
-        off = sum(counts[:l])
+        off = sum(counts[:blk])
         torch.testing.assert_close(gamma[off:off + k], g, rtol=1e-9, atol=1e-12)
         torch.testing.assert_close(rebuilt[sl], V @ g, rtol=1e-9, atol=1e-12)
 

@@ -9,8 +9,8 @@ loop with the same accounting; ``flower`` runs the same rounds on Flower across 
 from paperkit.methods.ferret.federated import (
     ALGOS,
     ClientMessage,
-    Federation,
     FedConfig,
+    Federation,
     ServerState,
     add_cumulative,
     run_federated,

@@ -267,7 +267,7 @@ class Federation:
             return reconstruct(msg.payload, msg.seed, self.blocks, msg.counts, device=self.device)
         if msg.algo == "fedkseed":
             out = torch.zeros(self.dim, device=self.device)
-            for j, g in zip(msg.indices, msg.payload.tolist()):
+            for j, g in zip(msg.indices, msg.payload.tolist(), strict=False):
                 out.add_(self._direction(self.pool[j]), alpha=self.cfg.lr * g)
             return out
         return msg.payload.to(self.device)

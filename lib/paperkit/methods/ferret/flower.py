@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from paperkit.core.errors import ConfigError, InputError
-from paperkit.methods.ferret.federated import ClientMessage, Federation, FedConfig, ServerState
+from paperkit.methods.ferret.federated import ClientMessage, FedConfig, Federation, ServerState
 
 log = logging.getLogger("paperkit.ferret.flower")
 
@@ -204,7 +204,14 @@ def make_client(build_federation: Callable[[FedConfig], Federation], *, partitio
                 seed: int, drop_round: int | None = None) -> Any:
     """A Flower client for one data holder; the algorithm's settings come from the server."""
     from flwr.client import Client
-    from flwr.common import Code, FitRes, GetPropertiesRes, Status, ndarrays_to_parameters, parameters_to_ndarrays
+    from flwr.common import (
+        Code,
+        FitRes,
+        GetPropertiesRes,
+        Status,
+        ndarrays_to_parameters,
+        parameters_to_ndarrays,
+    )
 
     fingerprint = task_fingerprint(task_spec)
 

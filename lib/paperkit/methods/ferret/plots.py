@@ -49,7 +49,7 @@ def recon_figure(rows: list[dict], title: str = "") -> Any:
         axes[0].errorbar(ks, [r["cosine_mean"] for r in sel], yerr=[r["cosine_std"] for r in sel], marker="o",
                          label=method, capsize=3)
         axes[1].plot(ks, [r["rel_error_mean"] for r in sel], marker="o", label=method)
-    for ax, name in zip(axes, ("cosine(Delta_hat, Delta)", "||Delta_hat − Delta|| / ||Delta||")):
+    for ax, name in zip(axes, ("cosine(Delta_hat, Delta)", "||Delta_hat − Delta|| / ||Delta||"), strict=False):
         ax.set_xscale("log")
         ax.set_xlabel("K (bases)")
         ax.set_ylabel(name)

@@ -105,7 +105,7 @@ class Blocks:
 
     @property
     def sizes(self) -> list[int]:
-        return [b - a for a, b in zip(self.offsets[:-1], self.offsets[1:])]
+        return [b - a for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=False)]
 
     @property
     def n_blocks(self) -> int:
@@ -116,7 +116,7 @@ class Blocks:
         return self.offsets[-1]
 
     def slices(self) -> list[slice]:
-        return [slice(a, b) for a, b in zip(self.offsets[:-1], self.offsets[1:])]
+        return [slice(a, b) for a, b in zip(self.offsets[:-1], self.offsets[1:], strict=False)]
 
     @classmethod
     def from_sizes(cls, sizes: Sequence[int]) -> Blocks:
@@ -190,12 +190,12 @@ def project(delta: torch.Tensor, seed: int, blocks: Blocks, counts: Sequence[int
             kind: str = "truncnormal") -> torch.Tensor:
     """gamma (concatenated over blocks): gamma_l = V_lᵀ Delta_l / (rho_l K_l) for 'truncnormal' bases."""
     out = []
-    for l, (sl, k) in enumerate(zip(blocks.slices(), counts)):
+    for blk, (sl, k) in enumerate(zip(blocks.slices(), counts, strict=False)):
         d_l = sl.stop - sl.start
         x = delta[sl]
         scale = 1.0 / (truncated_normal_variance(1.0 / math.sqrt(d_l)) * k) if kind == "truncnormal" else 1.0 / k
         g = torch.empty(k, dtype=torch.float64, device=delta.device)
-        for start, chunk in iter_bases(seed, l, d_l, k, device=delta.device, dtype=delta.dtype, kind=kind):
+        for start, chunk in iter_bases(seed, blk, d_l, k, device=delta.device, dtype=delta.dtype, kind=kind):
             g[start:start + len(chunk)] = (chunk @ x).double()
         out.append(g * scale)
     return torch.cat(out).to(delta.dtype) if out else torch.zeros(0, dtype=delta.dtype)
@@ -211,10 +211,10 @@ def reconstruct(gamma: torch.Tensor, seed: int, blocks: Blocks, counts: Sequence
     res = torch.zeros(blocks.dim, dtype=dtype, device=device) if out is None else out
     gamma = gamma.to(device=device, dtype=dtype)
     pos = 0
-    for l, (sl, k) in enumerate(zip(blocks.slices(), counts)):
+    for blk, (sl, k) in enumerate(zip(blocks.slices(), counts, strict=False)):
         d_l = sl.stop - sl.start
         g = gamma[pos:pos + k] * weight
-        for start, chunk in iter_bases(seed, l, d_l, k, device=device, dtype=dtype, kind=kind):
+        for start, chunk in iter_bases(seed, blk, d_l, k, device=device, dtype=dtype, kind=kind):
             res[sl].add_(g[start:start + len(chunk)] @ chunk)
         pos += k
     return res
@@ -228,22 +228,22 @@ def project_reconstruct(delta: torch.Tensor, seed: int, blocks: Blocks, counts: 
     order of operations), which the seed-replay test checks.
     """
     gammas, res = [], torch.zeros_like(delta)
-    for l, (sl, k) in enumerate(zip(blocks.slices(), counts)):
+    for blk, (sl, k) in enumerate(zip(blocks.slices(), counts, strict=False)):
         d_l = sl.stop - sl.start
         x = delta[sl]
         scale = 1.0 / (truncated_normal_variance(1.0 / math.sqrt(d_l)) * k) if kind == "truncnormal" else 1.0 / k
         kept = k * d_l <= 4 * CHUNK_FLOATS  # small blocks: keep the chunks instead of drawing them twice
-        chunks = list(iter_bases(seed, l, d_l, k, device=delta.device, dtype=delta.dtype, kind=kind)) if kept else None
+        chunks = list(iter_bases(seed, blk, d_l, k, device=delta.device, dtype=delta.dtype, kind=kind)) if kept else None
         if kept and len(chunks) == 1:
             g = ((chunks[0][1] @ x).double() * scale).to(delta.dtype)
         else:
             g = torch.empty(k, dtype=torch.float64, device=delta.device)
-            for start, chunk in (chunks or iter_bases(seed, l, d_l, k, device=delta.device, dtype=delta.dtype,
+            for start, chunk in (chunks or iter_bases(seed, blk, d_l, k, device=delta.device, dtype=delta.dtype,
                                                        kind=kind)):
                 g[start:start + len(chunk)] = (chunk @ x).double()
             g = (g * scale).to(delta.dtype)
         gammas.append(g)
-        for start, chunk in (chunks or iter_bases(seed, l, d_l, k, device=delta.device, dtype=delta.dtype,
+        for start, chunk in (chunks or iter_bases(seed, blk, d_l, k, device=delta.device, dtype=delta.dtype,
                                                    kind=kind)):
             res[sl].add_(g[start:start + len(chunk)] @ chunk)
     return (torch.cat(gammas) if gammas else torch.zeros(0, dtype=delta.dtype)), res

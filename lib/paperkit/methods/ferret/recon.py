@@ -30,7 +30,7 @@ def zo_reconstruct(x0: torch.Tensor, lr: float, steps: int, k: int, eps: float, 
     for t in range(steps):
         est = torch.zeros(d, dtype=torch.float64)
         fx = _f(x)
-        for start, chunk in iter_bases(derive_seed(seed, t), 0, d, k, kind="gaussian"):
+        for _start, chunk in iter_bases(derive_seed(seed, t), 0, d, k, kind="gaussian"):
             for v in chunk:
                 g = (_f(x + eps * v) - fx) / eps
                 est.add_(v.double(), alpha=g / k)
@@ -55,9 +55,9 @@ def recon_study(d: int, ks: list[int], *, trials: int = 5, n_blocks: int = 1, al
     rows = []
     for k in ks:
         counts = allocate(k, blocks, delta, alloc)
-        methods = {"ferret": lambda s: project_reconstruct(delta, s, blocks, counts)[1]}
+        methods = {"ferret": lambda s, c=counts: project_reconstruct(delta, s, blocks, c)[1]}
         if zo and k <= zo_max_k:
-            methods["zeroth-order"] = lambda s: zo_reconstruct(x0, lr, steps, max(1, k // steps), zo_eps, s)
+            methods["zeroth-order"] = lambda s, kk=k: zo_reconstruct(x0, lr, steps, max(1, kk // steps), zo_eps, s)
         for name, fn in methods.items():
             cos, rel, total = [], [], torch.zeros(d, dtype=torch.float64)
             for t in range(trials):

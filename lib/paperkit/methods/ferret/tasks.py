@@ -64,7 +64,7 @@ class MLP(nn.Module):
     def __init__(self, sizes: tuple[int, ...] = (64, 32, 10)):
         super().__init__()
         layers: list[nn.Module] = []
-        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=False)):
             layers.append(nn.Linear(a, b))
             if i < len(sizes) - 2:
                 layers.append(nn.ReLU())
@@ -210,11 +210,11 @@ class SeqExample:
 def _pad_batch(examples: list[SeqExample], pad: int, max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Inputs and next-token labels (−100 outside the answer), trimmed from the left to max_len."""
     seqs = [(e.prompt + e.target)[-(max_len + 1):] for e in examples]
-    n_ans = [min(len(e.target), len(s) - 1) for e, s in zip(examples, seqs)]
+    n_ans = [min(len(e.target), len(s) - 1) for e, s in zip(examples, seqs, strict=False)]
     width = max(len(s) for s in seqs) - 1
     ids = torch.full((len(seqs), width), pad, dtype=torch.long)
     labels = torch.full((len(seqs), width), -100, dtype=torch.long)
-    for i, (s, a) in enumerate(zip(seqs, n_ans)):
+    for i, (s, a) in enumerate(zip(seqs, n_ans, strict=False)):
         ids[i, :len(s) - 1] = torch.tensor(s[:-1])
         labels[i, len(s) - 1 - a:len(s) - 1] = torch.tensor(s[len(s) - a:])
     return ids, labels
