@@ -19,8 +19,9 @@ from paperkit_cli.commands.ferret_train import task_options
               help="Fault drill: exit abruptly while training this round (the server carries on without it).")
 @task_options
 @options.seed_option
+@options.jobs_option
 @options.device_option
-def cli(address, partition_id, max_wait, drop_round, seed, device, **kw):
+def cli(address, partition_id, max_wait, drop_round, seed, jobs, device, **kw):
     """Train locally for a ferret-server and send back only the round's message.
 
     Builds the task with the same options as the server (checked by a fingerprint), keeps a replica
@@ -34,6 +35,10 @@ def cli(address, partition_id, max_wait, drop_round, seed, device, **kw):
       $ paperkit ferret-client --server 10.0.0.5:8080 --task instruct --clients 10 --partition-id 3
     """
     import logging
+
+    from paperkit_cli.commands.ferret_train import set_threads
+
+    set_threads(jobs)
 
     from paperkit.core.errors import ConfigError
     from paperkit.methods.ferret import Federation

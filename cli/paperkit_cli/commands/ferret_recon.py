@@ -22,10 +22,11 @@ from paperkit_cli import options
               help="Finite-difference step of the zeroth-order reconstruction.")
 @click.option("--no-zo", is_flag=True, help="Only Ferret (the zeroth-order one is slow for large d·K).")
 @options.seed_option
+@options.jobs_option
 @click.option("--run-dir", required=True, type=click.Path(file_okay=False), metavar="DIR",
               help="Folder for recon.csv, recon.png and manifest.json.")
 @click.option("--force", is_flag=True, help="Overwrite a previous run in --run-dir.")
-def cli(d, ks, n_blocks, alloc, trials, steps, zo_eps, no_zo, seed, run_dir, force):
+def cli(d, ks, n_blocks, alloc, trials, steps, zo_eps, no_zo, seed, jobs, run_dir, force):
     """Measure reconstruction quality against K: Ferret's V·gamma vs a zeroth-order estimate.
 
     The update is T gradient steps on f(x) = Σ x_i² from a random x (the paper's App. C.5 study).
@@ -39,6 +40,10 @@ def cli(d, ks, n_blocks, alloc, trials, steps, zo_eps, no_zo, seed, run_dir, for
       $ paperkit ferret-recon --d 20000 --k 50,200,800 --blocks 4 --steps 5 --run-dir recon-zo/
     """
     import json
+
+    from paperkit_cli.commands.ferret_train import set_threads
+
+    set_threads(jobs)
 
     from paperkit.core import io
     from paperkit.core.errors import ConfigError

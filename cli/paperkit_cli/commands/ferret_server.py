@@ -20,9 +20,10 @@ from paperkit_cli.commands.ferret_train import algo_options, task_options
 @algo_options
 @task_options
 @options.seed_option
+@options.jobs_option
 @options.device_option
 @options.run_dir_options
-def cli(address, min_clients, wait_timeout, round_timeout, run_dir, resume, force, seed, device, **kw):
+def cli(address, min_clients, wait_timeout, round_timeout, run_dir, resume, force, seed, jobs, device, **kw):
     """Run the server side of federated Ferret (or FedAvg/FedZO/FedKSeed) on Flower.
 
     Clients are `paperkit ferret-client` processes started with the same task options, each holding
@@ -39,6 +40,10 @@ def cli(address, min_clients, wait_timeout, round_timeout, run_dir, resume, forc
       $ paperkit ferret-client --server 127.0.0.1:8080 --clients 2 --partition-id 0   # on each data holder
     """
     import json
+
+    from paperkit_cli.commands.ferret_train import set_threads
+
+    set_threads(jobs)
 
     from paperkit.core.errors import PaperkitError
     from paperkit.methods.ferret import Federation

@@ -57,6 +57,15 @@ algo_options = options._compose(
 )
 
 
+def set_threads(jobs: int) -> None:
+    """torch threads: 1 by default (small models lose time to thread hand-offs), 0 = one per core."""
+    import os
+
+    import torch
+
+    torch.set_num_threads(jobs if jobs > 0 else (os.cpu_count() or 1))
+
+
 def task_spec(task, model_dir, clients, dirichlet, iid, d_model, n_layers, seed) -> dict:
     """What every party must agree on (the Flower fingerprint and the task builder's arguments)."""
     import os
@@ -122,9 +131,10 @@ def round_line(row: dict) -> str:
 @algo_options
 @task_options
 @options.seed_option
+@options.jobs_option
 @options.device_option
 @options.run_dir_options
-def cli(run_dir, resume, force, seed, device, **kw):
+def cli(run_dir, resume, force, seed, jobs, device, **kw):
     """Simulate federated full-parameter tuning with Ferret or a baseline, in one process.
 
     Each round samples --fraction of --clients; each runs --local-steps steps from the global model.
@@ -143,6 +153,8 @@ def cli(run_dir, resume, force, seed, device, **kw):
       $ paperkit ferret-train --task instruct --clients 10 --fraction 0.3 --lr 0.003 --optimizer adam --rounds 5 --run-dir runs/instr
     """
     import json
+
+    set_threads(jobs)
 
     import torch
 
