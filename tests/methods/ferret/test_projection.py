@@ -171,3 +171,20 @@ def test_auto_blocks_follow_the_median_rule():
     assert Blocks.equal(10, 3).sizes == [4, 3, 3]
     with pytest.raises(ConfigError):
         Blocks.equal(10, 11)
+
+
+@pytest.mark.gpu
+def test_cuda_replay_and_a_round():
+    """On CUDA: bases are drawn on the device, the server's rebuild equals the client's, a round runs."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from paperkit.methods import ferret as F
+
+    blocks = Blocks.from_sizes([5000, 20000])
+    delta = torch.randn(blocks.dim, device="cuda")
+    gamma, client_side = project_reconstruct(delta, 9, blocks, [20, 30])
+    assert torch.equal(client_side, reconstruct(gamma, 9, blocks, [20, 30], device="cuda"))
+    task = F.digits_task(4, None, seed=0)
+    fed = F.Federation(task, F.FedConfig(n_clients=4, fraction=0.5, local_steps=2, k=20, device="cuda"))
+    state, row, _ = fed.run_round(fed.initial_state(), [])
+    assert state.weights.is_cuda and np.isfinite(row["test_loss"])

@@ -94,13 +94,15 @@ def digits_task(n_clients: int = 20, alpha: float | None = 0.5, seed: int = 0, h
         return Xc[idx], yc[idx]
 
     def loss(model: nn.Module, batch) -> torch.Tensor:
-        return nn.functional.cross_entropy(model(batch[0]), batch[1])
+        dev = next(model.parameters()).device
+        return nn.functional.cross_entropy(model(batch[0].to(dev)), batch[1].to(dev))
 
     @torch.no_grad()
     def evaluate(model: nn.Module) -> dict[str, float]:
-        logits = model(Xte)
-        return {"test_loss": float(nn.functional.cross_entropy(logits, yte)),
-                "test_acc": float((logits.argmax(1) == yte).float().mean())}
+        dev = next(model.parameters()).device
+        logits, y = model(Xte.to(dev)), yte.to(dev)
+        return {"test_loss": float(nn.functional.cross_entropy(logits, y)),
+                "test_acc": float((logits.argmax(1) == y).float().mean())}
 
     def make():
         _seed_model(seed)
