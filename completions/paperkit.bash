@@ -294,6 +294,11 @@ _paperkit_kd_rank_completion() {
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KD_RANK_COMPLETE=bash_complete $1)
+_paperkit_ferret_client_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_CLIENT_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -323,6 +328,17 @@ _paperkit_kd_rank_diag_completion() {
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KD_RANK_DIAG_COMPLETE=bash_complete $1)
+_paperkit_ferret_client_completion_setup() {
+    complete -o nosort -F _paperkit_ferret_client_completion paperkit-ferret-client
+}
+
+_paperkit_ferret_client_completion_setup;
+
+_paperkit_ferret_recon_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_RECON_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -346,6 +362,69 @@ _paperkit_kd_rank_diag_completion_setup() {
 }
 
 _paperkit_kd_rank_diag_completion_setup;
+_paperkit_ferret_recon_completion_setup() {
+    complete -o nosort -F _paperkit_ferret_recon_completion paperkit-ferret-recon
+}
+
+_paperkit_ferret_recon_completion_setup;
+
+_paperkit_ferret_server_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_SERVER_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_ferret_server_completion_setup() {
+    complete -o nosort -F _paperkit_ferret_server_completion paperkit-ferret-server
+}
+
+_paperkit_ferret_server_completion_setup;
+
+_paperkit_ferret_train_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_TRAIN_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_ferret_train_completion_setup() {
+    complete -o nosort -F _paperkit_ferret_train_completion paperkit-ferret-train
+}
+
+_paperkit_ferret_train_completion_setup;
 
 _paperkit_mvml_fit_completion() {
     local IFS=$'\n'

@@ -181,6 +181,8 @@ complete --no-files --command paperkit-conformal-sim --arguments "(_paperkit_con
 
 function _paperkit_kd_rank_completion;
     set -l response (env _PAPERKIT_KD_RANK_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kd-rank);
+function _paperkit_ferret_client_completion;
+    set -l response (env _PAPERKIT_FERRET_CLIENT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-client);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -199,6 +201,10 @@ complete --no-files --command paperkit-kd-rank --arguments "(_paperkit_kd_rank_c
 
 function _paperkit_kd_rank_diag_completion;
     set -l response (env _PAPERKIT_KD_RANK_DIAG_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kd-rank-diag);
+complete --no-files --command paperkit-ferret-client --arguments "(_paperkit_ferret_client_completion)";
+
+function _paperkit_ferret_recon_completion;
+    set -l response (env _PAPERKIT_FERRET_RECON_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-recon);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -214,6 +220,43 @@ function _paperkit_kd_rank_diag_completion;
 end;
 
 complete --no-files --command paperkit-kd-rank-diag --arguments "(_paperkit_kd_rank_diag_completion)";
+complete --no-files --command paperkit-ferret-recon --arguments "(_paperkit_ferret_recon_completion)";
+
+function _paperkit_ferret_server_completion;
+    set -l response (env _PAPERKIT_FERRET_SERVER_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-server);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-ferret-server --arguments "(_paperkit_ferret_server_completion)";
+
+function _paperkit_ferret_train_completion;
+    set -l response (env _PAPERKIT_FERRET_TRAIN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-train);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-ferret-train --arguments "(_paperkit_ferret_train_completion)";
 
 function _paperkit_mvml_fit_completion;
     set -l response (env _PAPERKIT_MVML_FIT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mvml-fit);

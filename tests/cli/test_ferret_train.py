@@ -1,0 +1,137 @@
+"""ferret-train / ferret-recon through the real entry point: outputs, determinism, resume, bad input."""
+
+import json
+
+import pytest
+import torch
+
+from paperkit.core.io import read_json, read_table
+
+FAST = ["--clients", "6", "--fraction", "0.5", "--rounds", "3", "--local-steps", "3", "--k", "30", "-q"]
+
+
+def test_train_writes_the_run_dir(pk, tmp_path):
+    d = tmp_path / "run"
+    r = pk("ferret-train", *FAST, "--run-dir", d)
+    assert r.exit_code == 0, r.stderr
+    assert len(r.stdout.strip().splitlines()) == 1
+    out = json.loads(r.stdout)
+    assert out["algo"] == "ferret" and out["params"] == 2410 and out["uplink_floats_per_client_round"] == 30
+    for name in ("history.csv", "timing.csv", "summary.json", "curves.png", "model.pt", "manifest.json",
+                 "config.yaml", "checkpoints/state.pt"):
+        assert (d / name).exists(), name
+    hist = read_table(d / "history.csv")
+    assert list(hist.column("round")) == [1, 2, 3]
+    assert set(hist.columns) >= {"train_loss", "test_loss", "test_acc", "uplink_floats", "uplink_bytes",
+                                 "downlink_floats", "downlink_bytes", "cum_uplink_bytes"}
+    assert set(read_table(d / "timing.csv").columns) == {"round", "local_s", "proj_s", "aggr_s", "wall_s"}
+    assert read_json(d / "summary.json")["totals"]["uplink_fraction_of_d"] == pytest.approx(30 / 2410)
+
+
+def test_same_seed_same_bytes_and_resume_after_interruption(pk, tmp_path, monkeypatch):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert pk("ferret-train", *FAST, "--seed", "4", "--run-dir", a).exit_code == 0
+    # interrupt b after its second round (the checkpoint of round 2 is written), then resume it
+    from paperkit.methods.ferret import federated
+
+    real = federated.Federation.run_round
+    calls = {"n": 0}
+
+    def flaky(self, state, previous):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(self, state, previous)
+
+    monkeypatch.setattr(federated.Federation, "run_round", flaky)
+    r = pk("ferret-train", *FAST, "--seed", "4", "--run-dir", b)
+    assert r.exit_code == 130 and not (b / "history.csv").exists()
+    assert pk("ferret-train", *FAST, "--seed", "4", "--run-dir", b).exit_code == 1  # unfinished: needs --resume
+    monkeypatch.setattr(federated.Federation, "run_round", real)
+    r = pk("ferret-train", *FAST, "--seed", "4", "--run-dir", b, "--resume")
+    assert r.exit_code == 0, r.stderr
+    assert (a / "history.csv").read_bytes() == (b / "history.csv").read_bytes()
+    assert (a / "summary.json").read_bytes() == (b / "summary.json").read_bytes()
+    wa = torch.load(a / "model.pt", weights_only=True)["weights"]
+    wb = torch.load(b / "model.pt", weights_only=True)["weights"]
+    assert torch.equal(wa, wb)
+
+
+@pytest.mark.parametrize("algo", ["fedavg", "fedzo", "fedkseed"])
+def test_baselines_run_and_account(pk, tmp_path, algo):
+    r = pk("ferret-train", *FAST, "--algo", algo, "--lr", "0.05", "--run-dir", tmp_path / algo)
+    assert r.exit_code == 0, r.stderr
+    up = json.loads(r.stdout)["uplink_floats_per_client_round"]
+    assert up == {"fedavg": 2410, "fedzo": 2410, "fedkseed": 3}[algo]
+
+
+def _write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_jsonl_task_with_rouge(pk, tmp_path):
+    rows = [{"instruction": "Reverse", "input": w, "output": w[::-1], "category": "rev" if i % 2 else "copy"}
+            for i, w in enumerate(["abc", "hello", "cat", "dog", "tree", "sun", "moon", "star", "sky", "sea"] * 3)]
+    data = _write_jsonl(tmp_path / "d.jsonl", rows)
+    r = pk("ferret-train", "--task", f"jsonl:{data}", "--clients", "3", "--fraction", "1", "--rounds", "1",
+           "--local-steps", "2", "--k", "50", "--batch-size", "4", "--lr", "0.01", "--d-model", "16", "--layers", "1",
+           "-q", "--run-dir", tmp_path / "j")
+    assert r.exit_code == 0, r.stderr
+    final = read_json(tmp_path / "j" / "summary.json")["final"]
+    assert 0.0 <= final["rouge_l"] <= 1.0 and final["rouge_l_n"] == 3
+
+
+def _one_line_error(r, code, *needles):
+    assert r.exit_code == code, (r.exit_code, r.stderr)
+    assert "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("paperkit ferret-")
+    for n in needles:
+        assert n in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args, code, needle", [
+    (["--k", "0"], 2, "K = 0"),
+    (["--k", "-5"], 2, "K = -5"),
+    (["--fraction", "0"], 2, "(0, 1]"),
+    (["--fraction", "1.5"], 2, "(0, 1]"),
+    (["--clients", "5000"], 3, "5000 clients"),
+    (["--task", "jsonl:nope.jsonl"], 3, "no such file"),
+    (["--blocks", "0"], 2, "--blocks"),
+])
+def test_bad_input_one_line(pk, tmp_path, args, code, needle):
+    r = pk("ferret-train", *FAST, *args, "--run-dir", tmp_path / "bad")
+    _one_line_error(r, code, needle)
+    assert not (tmp_path / "bad").exists()  # refused before the run dir is made
+
+
+def test_bad_jsonl_and_model_dir(pk, tmp_path):
+    data = _write_jsonl(tmp_path / "d.jsonl", [{"instruction": "a", "output": "b"}, {"instruction": "c"}])
+    _one_line_error(pk("ferret-train", "--task", f"jsonl:{data}", "--run-dir", tmp_path / "x"), 3,
+                    "line 2", "'output'")
+    notlm = tmp_path / "vit"  # an image classifier's folder
+    notlm.mkdir()
+    (notlm / "config.json").write_text(json.dumps({"model_type": "vit", "hidden_size": 8, "num_hidden_layers": 1,
+                                                   "num_attention_heads": 2, "intermediate_size": 8}))
+    _one_line_error(pk("ferret-train", "--task", "instruct", "--model", notlm, "--run-dir", tmp_path / "y"), 3,
+                    "not a causal language model")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _one_line_error(pk("ferret-train", "--task", "instruct", "--model", empty, "--run-dir", tmp_path / "z"), 3,
+                    "no config.json")
+
+
+def test_recon_command(pk, tmp_path):
+    r = pk("ferret-recon", "--d", "3000", "--k", "30,120", "--trials", "3", "--blocks", "3", "-q",
+           "--run-dir", tmp_path / "r")
+    assert r.exit_code == 0, r.stderr
+    rows = read_table(tmp_path / "r" / "recon.csv").records()
+    ferret = {x["k"]: x["cosine_mean"] for x in rows if x["method"] == "ferret"}
+    assert 1.4 < ferret[120] / ferret[30] < 2.8  # ≈ sqrt(4)
+    assert {x["method"] for x in rows} == {"ferret", "zeroth-order"}
+    assert (tmp_path / "r" / "recon.png").exists()
+    _one_line_error(pk("ferret-recon", "--k", "5,x", "--run-dir", tmp_path / "r2"), 2, "--k")
+
+
+def test_client_partition_out_of_range(pk):
+    _one_line_error(pk("ferret-client", "--clients", "2", "--partition-id", "2"), 2, "--partition-id")
