@@ -93,7 +93,7 @@ class DigitsClassifier:
 def frechet_distance(f1: np.ndarray, f2: np.ndarray) -> float:
     """‖μ1 − μ2‖² + tr(Σ1 + Σ2 − 2(Σ1Σ2)^{1/2}) between Gaussian fits of two feature sets."""
     mu1, mu2 = f1.mean(0), f2.mean(0)
-    s1, s2 = np.cov(f1, rowvar=False), np.cov(f2, rowvar=False)
+    s1, s2 = np.atleast_2d(np.cov(f1, rowvar=False)), np.atleast_2d(np.cov(f2, rowvar=False))
     eps = 1e-6 * np.eye(len(s1))
     covmean, _ = linalg.sqrtm((s1 + eps) @ (s2 + eps), disp=False)
     covmean = np.real(covmean)
