@@ -22,27 +22,28 @@ SMC_METHODS = ("ldsmc", "ltds", "bootstrap")
 @dataclass
 class RestoreParams:
     particles: int = 8
-    steps: int = 50
-    kappa1: float = 1.0
-    kappa2: float = 2.5
-    rho: float = 0.75
+    steps: int = 25
+    kappa1: float = 0.5  # tuned for 25 steps on the digits prior; the paper's code: 1.0, 2.5, 0.75 at 1000 steps
+    kappa2: float = 0.5
+    rho: float = 0.25
     s: int = 66
     gibbs: int = 1
     loglik: str = "mean"
     aux_var: str = "schedule"
-    lsq_iters: int = 1000
+    lsq_iters: int = 300
     refine_iters: int = 0
-    zeta: float = 1.0  # LDPS / PSLD step size
+    zeta: float = 0.5  # LDPS / PSLD step size
     gamma: float = 0.1  # PSLD gluing weight
     resample_every: int = 5
 
     def smc_config(self, method: str) -> SMCConfig:
         base = SMCConfig(self.particles, self.steps, self.kappa1, self.kappa2, self.rho, self.s, self.gibbs,
                          self.loglik, self.aux_var, lsq_iters=self.lsq_iters, refine_iters=self.refine_iters)
+        # TDS and the bootstrap filter are exact samplers: their weights use the untempered log-densities.
         if method == "ltds":
-            return replace(base, proposal="twisted", aux=False)
+            return replace(base, proposal="twisted", aux=False, loglik="sum")
         if method == "bootstrap":
-            return replace(base, proposal="prior", aux=False)
+            return replace(base, proposal="prior", aux=False, loglik="sum")
         return base
 
     def as_dict(self) -> dict:
