@@ -289,6 +289,93 @@ _paperkit_conformal_sim_completion_setup() {
 
 _paperkit_conformal_sim_completion_setup;
 
+_paperkit_ldsmc_bench_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_BENCH_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_ldsmc_bench_completion_setup() {
+    complete -o nosort -F _paperkit_ldsmc_bench_completion paperkit-ldsmc-bench
+}
+
+_paperkit_ldsmc_bench_completion_setup;
+
+_paperkit_ldsmc_restore_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_RESTORE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_ldsmc_restore_completion_setup() {
+    complete -o nosort -F _paperkit_ldsmc_restore_completion paperkit-ldsmc-restore
+}
+
+_paperkit_ldsmc_restore_completion_setup;
+
+_paperkit_ldsmc_train_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_TRAIN_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_ldsmc_train_completion_setup() {
+    complete -o nosort -F _paperkit_ldsmc_train_completion paperkit-ldsmc-train
+}
+
+_paperkit_ldsmc_train_completion_setup;
+
 _paperkit_mvml_fit_completion() {
     local IFS=$'\n'
     local response

@@ -179,6 +179,60 @@ end;
 
 complete --no-files --command paperkit-conformal-sim --arguments "(_paperkit_conformal_sim_completion)";
 
+function _paperkit_ldsmc_bench_completion;
+    set -l response (env _PAPERKIT_LDSMC_BENCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-bench);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-ldsmc-bench --arguments "(_paperkit_ldsmc_bench_completion)";
+
+function _paperkit_ldsmc_restore_completion;
+    set -l response (env _PAPERKIT_LDSMC_RESTORE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-restore);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-ldsmc-restore --arguments "(_paperkit_ldsmc_restore_completion)";
+
+function _paperkit_ldsmc_train_completion;
+    set -l response (env _PAPERKIT_LDSMC_TRAIN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-train);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-ldsmc-train --arguments "(_paperkit_ldsmc_train_completion)";
+
 function _paperkit_mvml_fit_completion;
     set -l response (env _PAPERKIT_MVML_FIT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mvml-fit);
 

@@ -13,13 +13,16 @@ ALL = "ldsmc,ltds,ldps,psld,resample,bootstrap,lsq"
 @options.command("ldsmc-bench", short_help="Run every LD-SMC method on one task: bench.csv + bench.png.")
 @problem_options
 @click.option("--methods", default=ALL, show_default=True, help="Comma-separated methods to compare.")
+@click.option("--sweep", type=click.Choice(["particles", "s", "kappa1", "kappa2", "rho", "gibbs", "steps"]),
+              default=None, help="Ablation: run LD-SMC once per value of this parameter instead of --methods.")
+@click.option("--values", default=None, metavar="V1,V2,...", help="Values of the --sweep parameter.")
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
               help="Repetitions (seed, seed+1, ...): new measurement noise and sampler randomness each.")
 @sampler_options
 @options.seed_option
 @options.run_dir_options
 def cli(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, box_left, random_box, missing, methods,
-        seeds, particles, steps, s, kappa1, kappa2, rho, gibbs, loglik, aux_var, refine_iters, lsq_iters, zeta, gamma,
+        sweep, values, seeds, particles, steps, s, kappa1, kappa2, rho, gibbs, loglik, aux_var, refine_iters, lsq_iters, zeta, gamma,
         threads, seed, run_dir, resume, force):
     """Compare LD-SMC with its baselines (LTDS, latent DPS, PSLD, ReSample, bootstrap SMC, pixel least
     squares) on the same images, masks, measurement noise and number of DDIM steps.
@@ -33,6 +36,7 @@ def cli(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, bo
     Examples:
       $ paperkit ldsmc-bench --model model/ --task box --n-images 64 --seeds 3 --run-dir bench/
       $ paperkit ldsmc-bench --model model/ --task sr2 --methods ldsmc,ldps,resample --run-dir sr/
+      $ paperkit ldsmc-bench --model model/ --sweep particles --values 1,2,4,8 --run-dir n/
     """
     import json
 
@@ -47,29 +51,46 @@ def cli(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, bo
     from paperkit_cli import runtime
     from paperkit_cli.commands import _ldsmc_common as common
 
-    names = [m.strip() for m in methods.split(",") if m.strip()]
-    bad = [m for m in names if m not in METHODS]
-    if bad or not names:
-        raise InputError(f"--methods: unknown {', '.join(bad) or '(none given)'}; expected some of {', '.join(METHODS)}")
-    if threads:
-        torch.set_num_threads(threads)
+    from dataclasses import replace
+
     params = common.restore_params(particles, steps, s, kappa1, kappa2, rho, gibbs, loglik, aux_var, refine_iters,
                                    lsq_iters, zeta, gamma)
+    if sweep is not None:
+        if not values:
+            raise InputError("--sweep needs --values V1,V2,...")
+        kind = float if sweep in ("kappa1", "kappa2", "rho") else int
+        try:
+            vals = [kind(v) for v in values.split(",") if v.strip()]
+        except ValueError:
+            raise InputError(f"--values {values!r}: expected comma-separated {kind.__name__}s") from None
+        if sweep in ("particles", "gibbs", "steps") and min(vals) < 1:
+            raise InputError(f"--values: {sweep} must be at least 1")
+        entries = [(f"{sweep}={v}", "ldsmc", replace(params, **{sweep: v})) for v in vals]
+    else:
+        names = [m.strip() for m in methods.split(",") if m.strip()]
+        bad = [m for m in names if m not in METHODS]
+        if bad or not names:
+            raise InputError(f"--methods: unknown {', '.join(bad) or '(none given)'}; expected some of "
+                             f"{', '.join(METHODS)}")
+        entries = [(m, m, params) for m in names]
+    names = [e[0] for e in entries]
+    if threads:
+        torch.set_num_threads(threads)
     problems = [common.setup(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, box_left,
                              random_box, missing, particles, seed + k) for k in range(seeds)]
     run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("threads",))
     rows, shown = [], {}
     with progress(total=len(names) * seeds, desc="ldsmc-bench", unit="run") as bar:
-        for name in names:
+        for name, method, p in entries:
             for k, (prior, clf, truth, labels, op, y) in enumerate(problems):
                 ck = f"{name}_{k}.json"
                 if run.resumed and run.has_checkpoint(ck):
                     m = run.load_checkpoint(ck)
                 else:
                     bar.set_postfix_str(name)
-                    res = restore(name, prior, op, y, tau, params, seed=seed + k)
+                    res = restore(method, prior, op, y, tau, p, seed=seed + k)
                     m = evaluate(res, truth, op, y, classifier=clf if labels is not None else None, labels=labels)
-                    m["seed"] = seed + k
+                    m["method"], m["seed"] = name, seed + k
                     run.save_checkpoint(ck, m)
                     if k == 0:
                         run.save_checkpoint(f"{name}_restored.npz", {"x": res.restored})
