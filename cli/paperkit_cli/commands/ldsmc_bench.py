@@ -39,6 +39,7 @@ def cli(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, bo
       $ paperkit ldsmc-bench --model model/ --sweep particles --values 1,2,4,8 --run-dir n/
     """
     import json
+    from dataclasses import replace
 
     import numpy as np
     import torch
@@ -50,8 +51,6 @@ def cli(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, bo
     from paperkit.methods.ldsmc.restore import METHODS, evaluate, restore
     from paperkit_cli import runtime
     from paperkit_cli.commands import _ldsmc_common as common
-
-    from dataclasses import replace
 
     params = common.restore_params(particles, steps, s, kappa1, kappa2, rho, gibbs, loglik, aux_var, refine_iters,
                                    lsq_iters, zeta, gamma)

@@ -108,7 +108,7 @@ def test_training_resumes_exactly():
     saved = {}
     train_vae(x, iters=12, batch=16, width=8, seed=0, save=lambda s: saved.setdefault(s["step"], s), save_every=6)
     resumed, log_res = train_vae(x, iters=12, batch=16, width=8, seed=0, state=saved[6])
-    for (k, a), b in zip(full.state_dict().items(), resumed.state_dict().values()):
+    for (k, a), b in zip(full.state_dict().items(), resumed.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0, msg=k)
     assert log_full == log_res
 

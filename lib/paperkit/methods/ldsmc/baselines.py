@@ -33,7 +33,7 @@ def _guided_ddim(prior: LatentPrior, op: Operator, y: torch.Tensor, steps: int, 
                  loss_fn) -> torch.Tensor:
     z = torch.randn((y.shape[0], *prior.latent_shape), generator=gen)
     ts = prior.schedule.timesteps(steps)
-    for t_cur, t_prev in zip(ts[:-1], ts[1:]):
+    for t_cur, t_prev in zip(ts[:-1], ts[1:], strict=False):
         with torch.enable_grad():
             zz = z.detach().requires_grad_(True)
             e, z0 = tweedie(prior, zz, t_cur)
@@ -87,7 +87,7 @@ def resample(prior: LatentPrior, op: Operator, y: torch.Tensor, tau: float, *, s
     z = torch.randn((y.shape[0], *prior.latent_shape), generator=gen)
     ts = prior.schedule.timesteps(steps)
     with torch.no_grad():
-        for k, (t_cur, t_prev) in enumerate(zip(ts[:-1], ts[1:])):
+        for k, (t_cur, t_prev) in enumerate(zip(ts[:-1], ts[1:], strict=False)):
             e, z0 = tweedie(prior, z, t_cur)
             a_cur, a_prev, sigma, c = ddim_coefficients(prior.schedule, t_cur, t_prev)
             z_uncond = math.sqrt(a_prev) * z0 + c * e + sigma * torch.randn(z.shape, generator=gen)

@@ -39,7 +39,7 @@ def bench_figure(rows: list[dict], metrics: tuple[str, ...] = ("accuracy", "fd",
     present = [m for m in metrics if all(m in r for r in rows)]
     fig, axes = new_figure(1, len(present), figsize=(3.0 * len(present), 3.0), squeeze=False)
     names = [r["method"] for r in rows]
-    for ax, m in zip(axes[0], present):
+    for ax, m in zip(axes[0], present, strict=False):
         vals = [r[m] for r in rows]
         errs = [r.get(m + "_std", 0.0) for r in rows]
         ax.bar(range(len(vals)), vals, yerr=errs, color="tab:blue", alpha=0.8)

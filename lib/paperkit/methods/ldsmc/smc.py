@@ -168,7 +168,7 @@ def initial_aux_observations(prior: LatentPrior, op: Operator, y: torch.Tensor, 
         z0 = prior.encode(x_hat)
         z = torch.randn(z0.shape, generator=gen)
         aux = {timesteps[0]: op(prior.decode(z))}
-        for t_cur, t_prev in zip(timesteps[:-1], timesteps[1:]):
+        for t_cur, t_prev in zip(timesteps[:-1], timesteps[1:], strict=False):
             if t_prev == 0:
                 break
             a_cur, a_prev, sigma, c = ddim_coefficients(prior.schedule, t_cur, t_prev)
@@ -220,7 +220,7 @@ def smc_sweep(prior: LatentPrior, op: Operator, y: torch.Tensor, tau: float, cfg
     ess_rows, spread_rows = [], []
     need_grad = cfg.proposal in ("ldsmc", "twisted")
     with torch.no_grad():
-        for t_cur, t_prev in zip(ts[:-1], ts[1:]):
+        for t_cur, t_prev in zip(ts[:-1], ts[1:], strict=False):
             e, twist_cur, g1 = _twist(prior, opN, yN, z, t_cur, mode, need_grad, tau)
             log_w = log_w + twist_cur
             lw = log_w.view(B, N)

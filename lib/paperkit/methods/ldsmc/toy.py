@@ -33,7 +33,7 @@ def chain_marginal(mean: torch.Tensor, std: torch.Tensor, schedule: Schedule, st
     mean, var0 = mean.double(), std.double() ** 2
     m, v = torch.zeros_like(mean), torch.ones_like(mean)
     ts = schedule.timesteps(steps)
-    for t_cur, t_prev in zip(ts[:-1], ts[1:]):
+    for t_cur, t_prev in zip(ts[:-1], ts[1:], strict=False):
         a_cur, a_prev, sigma, c = ddim_coefficients(schedule, t_cur, t_prev)
         k = math.sqrt(1 - a_cur) / (a_cur * var0 + 1 - a_cur)  # ε = k (z − √a m)
         # μ = √a_prev (z − √(1−a) ε)/√a + c ε = α z + β

@@ -7,6 +7,7 @@ generator, so a run interrupted after a checkpoint continues with the same batch
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ def _loop(params: dict[str, Any], state: dict[str, Any] | None, iters: int, step
     log: list[dict] = []
     start = 0
     if state is not None:
-        for m, sd in zip(models, state["models"]):
+        for m, sd in zip(models, state["models"], strict=False):
             m.load_state_dict(sd)
         opt.load_state_dict(state["opt"])
         gen.set_state(state["gen"])
@@ -54,8 +55,9 @@ def _loop(params: dict[str, Any], state: dict[str, Any] | None, iters: int, step
         if on_step is not None:
             on_step(step + 1, loss)
         if save is not None and ((step + 1) % save_every == 0 or step + 1 == iters):
-            save({"models": [m.state_dict() for m in models], "opt": opt.state_dict(), "gen": gen.get_state(),
-                  "step": step + 1, "log": log, "params": params})
+            # deep copies: state_dict() tensors are the live parameters, which keep training after the save
+            save(copy.deepcopy({"models": [m.state_dict() for m in models], "opt": opt.state_dict(),
+                                "gen": gen.get_state(), "step": step + 1, "log": log, "params": params}))
     return log
 
 
