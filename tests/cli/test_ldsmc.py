@@ -10,13 +10,23 @@ from paperkit.core.io import read_json, read_table
 FAST = ["--steps", "5", "--lsq-iters", "20", "-q"]
 
 
+from tests.methods.ldsmc.conftest import tiny_model  # noqa: F401  (the session prior, trained once)
+
+TRAIN = ["--vae-iters", "20", "--ldm-iters", "20", "--vae-width", "8", "--ldm-width", "16", "--threads", "1",
+         "--batch", "32", "--classifier-iters", "5", "-q"]
+
+
 @pytest.fixture(scope="module")
-def model(tmp_path_factory, pk_module):
+def trained(tmp_path_factory, pk_module):
     d = tmp_path_factory.mktemp("ldsmc_cli") / "model"
-    r = pk_module("ldsmc-train", "--vae-iters", "30", "--ldm-iters", "30", "--vae-width", "8", "--ldm-width", "16",
-                  "--threads", "1", "--batch", "32", "-q", "--run-dir", d)
+    r = pk_module("ldsmc-train", *TRAIN, "--run-dir", d)
     assert r.exit_code == 0, r.stderr
     return d, r
+
+
+@pytest.fixture(scope="module")
+def model(tiny_model):  # noqa: F811
+    return tiny_model, None
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +50,8 @@ def pk_module():
     return run
 
 
-def test_train_writes_the_model_and_resumes(model, pk):
-    d, r = model
+def test_train_writes_the_model_and_resumes(trained, pk):
+    d, r = trained
     summary = json.loads(r.stdout)
     assert len(r.stdout.strip().splitlines()) == 1 and summary["data"] == "digits"
     for name in ("vae.pt", "ldm.pt", "classifier.npz", "train_log.csv", "samples.png", "manifest.json"):
@@ -51,8 +61,7 @@ def test_train_writes_the_model_and_resumes(model, pk):
     before = (d / "train_log.csv").read_bytes()
     for name in ("manifest.json", "vae.pt", "ldm.pt", "train_log.csv"):
         (d / name).unlink()
-    args = ["--vae-iters", "30", "--ldm-iters", "30", "--vae-width", "8", "--ldm-width", "16", "--threads", "1",
-            "--batch", "32", "-q", "--run-dir", d]
+    args = [*TRAIN, "--run-dir", d]
     assert pk("ldsmc-train", *args).exit_code == 1  # unfinished run: needs --resume or --force
     r = pk("ldsmc-train", *args, "--resume")
     assert r.exit_code == 0, r.stderr

@@ -20,11 +20,13 @@ from paperkit_cli import options
 @click.option("--T", "T", type=click.IntRange(min=2), default=200, show_default=True,
               help="Diffusion steps of the linear β schedule (1e-4 → 0.02).")
 @click.option("--batch", type=click.IntRange(min=2), default=128, show_default=True, help="Batch size (both stages).")
+@click.option("--classifier-iters", type=click.IntRange(min=1), default=300, show_default=True,
+              help="Training epochs of the digits classifier behind the accuracy and Fréchet metrics.")
 @click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
               help="torch CPU threads; 0 leaves torch's default. Results do not depend on it.")
 @options.seed_option
 @options.run_dir_options
-def cli(data, vae_iters, ldm_iters, vae_width, ldm_width, T, batch, threads, seed, run_dir, resume, force):
+def cli(data, vae_iters, ldm_iters, vae_width, ldm_width, T, batch, classifier_iters, threads, seed, run_dir, resume, force):
     """Train the prior LD-SMC samples from: a conv VAE (16×16 → 2×4×4, KL weight 1e-3), then an ε-network on
     its standardised latents (sinusoidal time embedding, linear β schedule), and for digits the classifier
     behind the accuracy and Fréchet metrics.
@@ -80,7 +82,7 @@ def cli(data, vae_iters, ldm_iters, vae_width, ldm_width, T, batch, threads, see
     tr.save_ldm(run.file(tr.LDM_FILE), eps, sched)
     acc = None
     if data == "digits":
-        clf = DigitsClassifier(seed=seed).fit(x_train, y_train)
+        clf = DigitsClassifier(seed=seed).fit(x_train, y_train, max_iter=classifier_iters)
         save_classifier(run.file(CLASSIFIER_FILE), clf)
         acc = clf.accuracy(x_test, load_dataset(data, "test")[1])
     io.write_table(run.file("train_log.csv"), logs)

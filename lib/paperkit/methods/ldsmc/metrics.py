@@ -8,7 +8,6 @@ MLP fitted on the 16×16 training digits; its hidden ReLU activations are the fe
 from __future__ import annotations
 
 import numpy as np
-from scipy import linalg
 
 
 def psnr(x: np.ndarray, ref: np.ndarray, data_range: float = 2.0) -> np.ndarray:
@@ -94,10 +93,10 @@ def frechet_distance(f1: np.ndarray, f2: np.ndarray) -> float:
     """‖μ1 − μ2‖² + tr(Σ1 + Σ2 − 2(Σ1Σ2)^{1/2}) between Gaussian fits of two feature sets."""
     mu1, mu2 = f1.mean(0), f2.mean(0)
     s1, s2 = np.atleast_2d(np.cov(f1, rowvar=False)), np.atleast_2d(np.cov(f2, rowvar=False))
-    eps = 1e-6 * np.eye(len(s1))
-    covmean, _ = linalg.sqrtm((s1 + eps) @ (s2 + eps), disp=False)
-    covmean = np.real(covmean)
-    return float(((mu1 - mu2) ** 2).sum() + np.trace(s1 + s2 - 2 * covmean))
+    # tr (Σ1Σ2)^{1/2} = Σ √λ_i over the eigenvalues of Σ1Σ2, which are real and ≥ 0 (similar to a PSD matrix)
+    lam = np.linalg.eigvals(s1 @ s2)
+    tr_covmean = np.sqrt(np.clip(lam.real, 0.0, None)).sum()
+    return float(((mu1 - mu2) ** 2).sum() + np.trace(s1) + np.trace(s2) - 2 * tr_covmean)
 
 
 def particle_spread(particles: np.ndarray, observed: np.ndarray | None) -> dict[str, float]:

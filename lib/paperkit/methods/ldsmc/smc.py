@@ -187,7 +187,7 @@ def latent_refine(prior: LatentPrior, op: Operator, y: torch.Tensor, z: torch.Te
         m = op.measurement_size()
         for _ in range(iters):
             per = ((y - op(prior.decode(zz))) ** 2).flatten(1).sum(1)
-            if float(per.max()) / m <= tau**2:
+            if float(per.detach().max()) / m <= tau**2:
                 break
             opt.zero_grad()
             per.sum().backward()

@@ -46,7 +46,7 @@ def _loop(params: dict[str, Any], state: dict[str, Any] | None, iters: int, step
         opt.load_state_dict(state["opt"])
         gen.set_state(state["gen"])
         start, log = int(state["step"]), list(state["log"])
-    running = None
+    running = state.get("running") if state is not None else None
     for step in range(start, iters):
         loss = step_fn(gen)
         running = loss if running is None else 0.98 * running + 0.02 * loss
@@ -57,7 +57,8 @@ def _loop(params: dict[str, Any], state: dict[str, Any] | None, iters: int, step
         if save is not None and ((step + 1) % save_every == 0 or step + 1 == iters):
             # deep copies: state_dict() tensors are the live parameters, which keep training after the save
             save(copy.deepcopy({"models": [m.state_dict() for m in models], "opt": opt.state_dict(),
-                                "gen": gen.get_state(), "step": step + 1, "log": log, "params": params}))
+                                "gen": gen.get_state(), "step": step + 1, "log": log, "params": params,
+                                "running": running}))
     return log
 
 
