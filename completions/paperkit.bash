@@ -299,6 +299,11 @@ _paperkit_ferret_client_completion() {
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_CLIENT_COMPLETE=bash_complete $1)
+_paperkit_ldsmc_bench_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_BENCH_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -339,6 +344,17 @@ _paperkit_ferret_recon_completion() {
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_RECON_COMPLETE=bash_complete $1)
+_paperkit_ldsmc_bench_completion_setup() {
+    complete -o nosort -F _paperkit_ldsmc_bench_completion paperkit-ldsmc-bench
+}
+
+_paperkit_ldsmc_bench_completion_setup;
+
+_paperkit_ldsmc_restore_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_RESTORE_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -373,6 +389,17 @@ _paperkit_ferret_server_completion() {
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_SERVER_COMPLETE=bash_complete $1)
+_paperkit_ldsmc_restore_completion_setup() {
+    complete -o nosort -F _paperkit_ldsmc_restore_completion paperkit-ldsmc-restore
+}
+
+_paperkit_ldsmc_restore_completion_setup;
+
+_paperkit_ldsmc_train_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_TRAIN_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -425,6 +452,11 @@ _paperkit_ferret_train_completion_setup() {
 }
 
 _paperkit_ferret_train_completion_setup;
+_paperkit_ldsmc_train_completion_setup() {
+    complete -o nosort -F _paperkit_ldsmc_train_completion paperkit-ldsmc-train
+}
+
+_paperkit_ldsmc_train_completion_setup;
 
 _paperkit_mvml_fit_completion() {
     local IFS=$'\n'

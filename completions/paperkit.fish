@@ -183,6 +183,8 @@ function _paperkit_kd_rank_completion;
     set -l response (env _PAPERKIT_KD_RANK_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kd-rank);
 function _paperkit_ferret_client_completion;
     set -l response (env _PAPERKIT_FERRET_CLIENT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-client);
+function _paperkit_ldsmc_bench_completion;
+    set -l response (env _PAPERKIT_LDSMC_BENCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-bench);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -205,6 +207,10 @@ complete --no-files --command paperkit-ferret-client --arguments "(_paperkit_fer
 
 function _paperkit_ferret_recon_completion;
     set -l response (env _PAPERKIT_FERRET_RECON_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-recon);
+complete --no-files --command paperkit-ldsmc-bench --arguments "(_paperkit_ldsmc_bench_completion)";
+
+function _paperkit_ldsmc_restore_completion;
+    set -l response (env _PAPERKIT_LDSMC_RESTORE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-restore);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -224,6 +230,10 @@ complete --no-files --command paperkit-ferret-recon --arguments "(_paperkit_ferr
 
 function _paperkit_ferret_server_completion;
     set -l response (env _PAPERKIT_FERRET_SERVER_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-server);
+complete --no-files --command paperkit-ldsmc-restore --arguments "(_paperkit_ldsmc_restore_completion)";
+
+function _paperkit_ldsmc_train_completion;
+    set -l response (env _PAPERKIT_LDSMC_TRAIN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-train);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -257,6 +267,7 @@ function _paperkit_ferret_train_completion;
 end;
 
 complete --no-files --command paperkit-ferret-train --arguments "(_paperkit_ferret_train_completion)";
+complete --no-files --command paperkit-ldsmc-train --arguments "(_paperkit_ldsmc_train_completion)";
 
 function _paperkit_mvml_fit_completion;
     set -l response (env _PAPERKIT_MVML_FIT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mvml-fit);

@@ -1,0 +1,76 @@
+"""Offline image data for the latent prior (spec "Data, offline instead").
+
+* sklearn's bundled 8×8 digits, bilinearly upsampled to 16×16 and scaled to [−1, 1], with a fixed
+  stratified train/test split (the test split is what ``ldsmc-restore`` restores by default);
+* procedurally rendered shapes (filled discs, squares and crosses at random positions and sizes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from paperkit.core.errors import InputError
+
+IMAGE_SIZE = 16
+N_TEST = 200
+
+
+def _upsample(images8: np.ndarray) -> np.ndarray:
+    import torch
+    import torch.nn.functional as F
+
+    x = torch.as_tensor(images8, dtype=torch.float32)[:, None]
+    return F.interpolate(x, size=(IMAGE_SIZE, IMAGE_SIZE), mode="bilinear", align_corners=False).numpy()
+
+
+def load_digits16(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """Digits as float32 (n, 1, 16, 16) in [−1, 1] and int64 labels; ``split`` is train, test or all."""
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    images = _upsample(d.images / 16.0) * 2.0 - 1.0
+    labels = d.target.astype(np.int64)
+    # A fixed stratified split: every 9th image of each class (≈200) is a test image.
+    order = np.argsort(labels, kind="stable")
+    test = np.zeros(len(labels), dtype=bool)
+    for c in range(10):
+        idx = order[labels[order] == c]
+        test[idx[::9]] = True
+    if split == "all":
+        keep = np.ones_like(test)
+    elif split == "train":
+        keep = ~test
+    elif split == "test":
+        keep = test
+    else:
+        raise InputError(f"unknown split '{split}'; expected train, test or all")
+    return images[keep].astype(np.float32), labels[keep]
+
+
+def render_shapes(n: int, seed: int = 0, size: int = IMAGE_SIZE) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` procedurally rendered shapes (label 0 disc, 1 square, 2 cross) as (n, 1, size, size) in [−1, 1]."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float32) + 0.5
+    out = np.full((n, 1, size, size), -1.0, dtype=np.float32)
+    labels = rng.integers(0, 3, size=n)
+    for i in range(n):
+        r = rng.uniform(0.18, 0.35) * size
+        cx, cy = rng.uniform(r, size - r, size=2)
+        if labels[i] == 0:
+            m = (xx - cx) ** 2 + (yy - cy) ** 2 <= r * r
+        elif labels[i] == 1:
+            m = (np.abs(xx - cx) <= r * 0.85) & (np.abs(yy - cy) <= r * 0.85)
+        else:
+            w = max(r * 0.3, 1.0)
+            m = ((np.abs(xx - cx) <= w) & (np.abs(yy - cy) <= r)) | ((np.abs(yy - cy) <= w) & (np.abs(xx - cx) <= r))
+        out[i, 0][m] = rng.uniform(0.5, 1.0)
+    return out, labels.astype(np.int64)
+
+
+def load_dataset(name: str, split: str = "train", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``digits`` or ``shapes`` (shapes: 2000 train images from ``seed``, 200 test images from ``seed + 1``)."""
+    if name == "digits":
+        return load_digits16(split)
+    if name == "shapes":
+        return render_shapes(2000 if split == "train" else N_TEST, seed=seed if split == "train" else seed + 1)
+    raise InputError(f"unknown data set '{name}'; expected digits or shapes")

@@ -1,0 +1,135 @@
+"""ldsmc-train / ldsmc-restore / ldsmc-bench through the real entry point: outputs, determinism, bad input."""
+
+import json
+
+import numpy as np
+import pytest
+
+from paperkit.core.io import read_json, read_table
+
+FAST = ["--steps", "5", "--lsq-iters", "20", "-q"]
+
+
+from tests.methods.ldsmc.conftest import tiny_model  # noqa: F401  (the session prior, trained once)
+
+TRAIN = ["--vae-iters", "20", "--ldm-iters", "20", "--vae-width", "8", "--ldm-width", "16", "--threads", "1",
+         "--batch", "32", "--classifier-iters", "5", "-q"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, pk_module):
+    d = tmp_path_factory.mktemp("ldsmc_cli") / "model"
+    r = pk_module("ldsmc-train", *TRAIN, "--run-dir", d)
+    assert r.exit_code == 0, r.stderr
+    return d, r
+
+
+@pytest.fixture(scope="module")
+def model(tiny_model):  # noqa: F811
+    return tiny_model, None
+
+
+@pytest.fixture(scope="module")
+def pk_module():
+    from tests.conftest import Result, _code
+
+    def run(*args):
+        from click.testing import CliRunner
+
+        from paperkit_cli.main import main
+
+        runner = CliRunner()
+        with runner.isolation() as (out, err, _):
+            try:
+                main([str(a) for a in args])
+                code = 0
+            except SystemExit as e:
+                code = _code(e)
+            return Result(code, out.getvalue().decode(), err.getvalue().decode())
+
+    return run
+
+
+def test_train_writes_the_model_and_resumes(trained, pk):
+    d, r = trained
+    summary = json.loads(r.stdout)
+    assert len(r.stdout.strip().splitlines()) == 1 and summary["data"] == "digits"
+    for name in ("vae.pt", "ldm.pt", "classifier.npz", "train_log.csv", "samples.png", "manifest.json"):
+        assert (d / name).exists(), name
+    assert set(read_table(d / "train_log.csv").columns) == {"stage", "step", "loss"}
+    # an interrupted run (outputs gone, checkpoints kept) resumes from its checkpoints to the same log
+    before = (d / "train_log.csv").read_bytes()
+    for name in ("manifest.json", "vae.pt", "ldm.pt", "train_log.csv"):
+        (d / name).unlink()
+    args = [*TRAIN, "--run-dir", d]
+    assert pk("ldsmc-train", *args).exit_code == 1  # unfinished run: needs --resume or --force
+    r = pk("ldsmc-train", *args, "--resume")
+    assert r.exit_code == 0, r.stderr
+    assert (d / "train_log.csv").read_bytes() == before
+
+
+def test_restore_outputs_and_same_seed(model, pk, tmp_path):
+    d, _ = model
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        r = pk("ldsmc-restore", "--model", d, "--n-images", "4", "-N", "3", *FAST, "--seed", "2", "--run-dir", out)
+        assert r.exit_code == 0, r.stderr
+        assert len(r.stdout.strip().splitlines()) == 1 and json.loads(r.stdout)["method"] == "ldsmc"
+        outs.append(out)
+    for f in ("restored.npy", "particles.npy", "weights.npy", "grid.png", "ess.csv", "metrics.json"):
+        assert (outs[0] / f).exists(), f
+    assert np.load(outs[0] / "particles.npy").shape == (4, 3, 1, 16, 16)
+    assert (outs[0] / "restored.npy").read_bytes() == (outs[1] / "restored.npy").read_bytes()
+    m = read_json(outs[0] / "metrics.json")
+    assert {"psnr", "ssim", "masked_mse", "accuracy", "fd", "residual", "ess_mean"} <= set(m)
+    assert len(read_table(outs[0] / "ess.csv")) == 6
+
+
+def test_restore_user_images_and_bench(model, pk, tmp_path):
+    d, _ = model
+    imgs = np.random.default_rng(0).uniform(-1, 1, size=(3, 1, 16, 16)).astype(np.float32)
+    np.save(tmp_path / "mine.npy", imgs)
+    r = pk("ldsmc-restore", "--model", d, "--images", tmp_path / "mine.npy", "--task", "sr2", "--method", "ldps",
+           *FAST, "--run-dir", tmp_path / "u")
+    assert r.exit_code == 0, r.stderr
+    assert "accuracy" not in read_json(tmp_path / "u" / "metrics.json")  # no labels for user images
+    r = pk("ldsmc-bench", "--model", d, "--n-images", "4", "-N", "2", *FAST, "--seeds", "2", "--methods",
+           "ldsmc,ltds,ldps,lsq", "--run-dir", tmp_path / "bench")
+    assert r.exit_code == 0, r.stderr
+    rows = read_table(tmp_path / "bench" / "bench.csv")
+    assert list(rows.column("method")) == ["ldsmc", "ltds", "ldps", "lsq"] and (tmp_path / "bench" / "bench.png").exists()
+    assert len(read_table(tmp_path / "bench" / "runs.csv")) == 8
+
+
+def test_bad_input(model, pk, tmp_path):
+    d, _ = model
+    base = ["ldsmc-restore", "--model", d, "--n-images", "2", *FAST]
+
+    def err(*extra, code=3, match=""):
+        r = pk(*base, *extra, "--run-dir", tmp_path / f"r{len(list(tmp_path.iterdir()))}")
+        assert r.exit_code == code, (extra, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("paperkit ldsmc-restore: error:"), r.stderr
+        assert match in lines[0], lines[0]
+
+    np.save(tmp_path / "big.npy", np.zeros((2, 1, 32, 32), np.float32))
+    np.save(tmp_path / "rgb.npy", np.zeros((2, 3, 16, 16), np.float32))
+    np.save(tmp_path / "full.npy", np.zeros((16, 16), np.float32))
+    np.save(tmp_path / "none.npy", np.ones((16, 16), np.float32))
+    err("--images", tmp_path / "big.npy", match="16×16")
+    err("--images", tmp_path / "rgb.npy", match="channel")
+    err("--mask", tmp_path / "full.npy", match="covers everything")
+    err("--mask", tmp_path / "none.npy", match="covers nothing")
+    err("--tau", "0", match="positive")
+    err("--tau", "-0.1", match="positive")
+    err("--particles", "0", match="at least 1")
+    err("--box", "16", match="covers everything")
+    bad = tmp_path / "badmodel"
+    bad.mkdir()
+    import shutil
+
+    shutil.copy(d / "vae.pt", bad / "vae.pt")
+    (bad / "ldm.pt").write_bytes(b"not a checkpoint")
+    r = pk("ldsmc-restore", "--model", bad, "-q", "--run-dir", tmp_path / "rb")
+    assert r.exit_code == 3 and len(r.stderr.strip().splitlines()) == 1 and "ldm.pt" in r.stderr
