@@ -263,7 +263,7 @@ def block_sparse(q: torch.Tensor, k: torch.Tensor, *, fraction: float, block_siz
 # ------------------------------------------------------------------------------------------------ grid
 
 def estimate_grid(vertical: torch.Tensor, slash: torch.Tensor, *, strides: list[int] | None = None, sink: int = 4,
-                  min_stride: int = 4, max_stride: int | None = None, tolerance: float = 0.9) -> dict[str, Any]:
+                  min_stride: int = 4, max_stride: int | None = None, tolerance: float = 0.95) -> dict[str, Any]:
     """Stride s and phase φ of a grid head from last-query scores.
 
     Attention on a grid puts mass on diagonals i − j ≡ 0 (mod s) (same patch, other frames) and on columns
