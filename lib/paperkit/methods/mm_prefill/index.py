@@ -283,17 +283,26 @@ def estimate_grid(vertical: torch.Tensor, slash: torch.Tensor, *, strides: list[
     for s in strides:
         if s < 2 or s >= n:
             continue
-        diag = float(sl[s - 1::s].sum()) - sl_total / s
+        # a grid repeats: drop the two largest terms so one strong diagonal or column is not a "stride"
+        diag = _trimmed(sl[s - 1::s]) - sl_total / s
         pad = (-n) % s
-        per_phase = torch.cat([col, col.new_zeros(pad)]).view(-1, s).sum(0)
-        phase = int(per_phase.argmax())
-        colx = float(per_phase[phase]) - col_total / s
+        per_phase = torch.cat([col, col.new_zeros(pad)]).view(-1, s)
+        phase = int(per_phase.sum(0).argmax())
+        colx = _trimmed(per_phase[:, phase]) - col_total / s
         best.append((diag + colx, s, phase))
     if not best:
         return {"stride": 0, "phase": 0, "score": 0.0}
     top = max(b[0] for b in best)
+    if top <= 0:  # nothing periodic above a smooth profile
+        return {"stride": 0, "phase": 0, "score": float(top)}
     score, stride, phase = max((b for b in best if b[0] >= tolerance * top), key=lambda b: b[1])
     return {"stride": int(stride), "phase": int(phase), "score": float(score)}
+
+
+def _trimmed(terms: torch.Tensor, drop: int = 2) -> float:
+    if terms.numel() <= drop:
+        return 0.0
+    return float(terms.sum() - torch.topk(terms, drop).values.sum())
 
 
 def grid_permutation(n: int, stride: int, phase: int, device: Any = "cpu") -> torch.Tensor:

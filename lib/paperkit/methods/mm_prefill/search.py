@@ -64,7 +64,7 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
     ``density`` (fraction of causal pairs)."""
     n = q.shape[0]
     params = dict(params or {})
-    local = min(100, max(block_size, n // 64)) if local is None else local
+    local = min(100, max(16, n // 128)) if local is None else local
     if pattern not in PATTERNS + ("dense",):
         raise InputError(f"unknown pattern '{pattern}'; expected one of {', '.join(PATTERNS)} or dense")
     if pattern == "dense":
@@ -75,13 +75,16 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
     if need_stats and stats is None:
         stats = head_stats(q, k)
 
+    share = 0.3
+
     def make(t: float) -> I.HeadIndex:
         if pattern == "a_shape":
             return I.a_shape(n, sink=params.get("sink", sink), local=params.get("local", max(1, round(t * n))),
                              block_size=block_size, device=q.device)
         if pattern == "vs":
-            nv = params.get("n_vertical", max(sink, round(t * n * 0.05)))
-            ns = params.get("n_slash", max(local, round(t * n * 0.5)))
+            # `share` of the budget on columns (one key per row each), the rest on diagonals (tiles)
+            nv = params.get("n_vertical", max(sink, round(t * n * share)))
+            ns = params.get("n_slash", max(local, round(t * n * (1 - share) / block_size)))
             return I.vertical_slash(stats.vertical, stats.slash, n_vertical=nv, n_slash=ns, block_size=block_size,
                                     sink=params.get("sink", sink), local=params.get("local", local))
         fraction = params.get("fraction", t)
@@ -104,8 +107,17 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
         if density is None and sized not in params:
             raise InputError(f"pattern '{pattern}' needs a density budget or its '{sized}' parameter")
         return make(1.0)
-    idx = _bisect(make, density, block_size)
-    return idx
+    if pattern != "vs":
+        return _bisect(make, density, block_size)
+    # split the VS budget between columns and diagonals by the last-query mass each split keeps
+    best, best_mass = None, -1.0
+    for share in (0.05, 0.15, 0.3, 0.5):
+        idx = _bisect(make, density, block_size)
+        nv, ns = idx.params["n_vertical"], idx.params["n_slash"]
+        mass = float(torch.topk(stats.vertical, min(n, nv)).values.sum() + torch.topk(stats.slash, min(n, ns)).values.sum())
+        if mass > best_mass:
+            best, best_mass = idx, mass
+    return best
 
 
 def search_head(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, density: float, block_size: int = 64,
