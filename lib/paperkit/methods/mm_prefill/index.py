@@ -322,13 +322,20 @@ def grid(q: torch.Tensor, k: torch.Tensor, *, stride: int, phase: int, fraction:
 
 # ---------------------------------------------------------------------------------------- boundaries
 
-def modality_permutation(modality: torch.Tensor, inner: torch.Tensor | None = None) -> torch.Tensor:
-    """Tokens grouped by modality code (stable; ``inner`` orders tokens inside groups, e.g. a grid order)."""
+def modality_permutation(modality: torch.Tensor, stride: int = 0, phase: int = 0) -> torch.Tensor:
+    """Tokens grouped by modality code, in order; with ``stride`` > 0 the vision (code 1) tokens are then
+    grid-ordered by their rank *among vision tokens*, so text segments between frames do not break the stride."""
     n = modality.numel()
-    order = inner if inner is not None else torch.arange(n, device=modality.device)
-    rank = torch.empty(n, dtype=torch.long, device=modality.device)
-    rank[order] = torch.arange(n, device=modality.device)
-    return torch.argsort(modality.long() * (n + 1) + rank)
+    mod = modality.long()
+    key = torch.empty(n, dtype=torch.long, device=modality.device)
+    for code in torch.unique(mod).tolist():
+        where = torch.nonzero(mod == code).flatten()
+        rank = torch.arange(where.numel(), device=modality.device)
+        if stride > 0 and code == 1:
+            rank = torch.remainder(rank - phase, stride) * (n + stride) + torch.div(rank - phase, stride,
+                                                                                     rounding_mode="floor")
+        key[where] = rank
+    return torch.argsort(mod * (4 * n * n + 1) + key)
 
 
 def boundary(q: torch.Tensor, k: torch.Tensor, modality: torch.Tensor, *, kind: str, fraction: float,
@@ -341,8 +348,7 @@ def boundary(q: torch.Tensor, k: torch.Tensor, modality: torch.Tensor, *, kind: 
     tokens are ordered by the grid permutation inside their group (vision–vision grid).
     """
     n = q.shape[0]
-    inner = grid_permutation(n, stride, phase, q.device) if stride > 0 else None
-    grouped = modality_permutation(modality.to(q.device), inner)
+    grouped = modality_permutation(modality.to(q.device), stride, phase)
     if kind == "q_boundary":
         q_perm, k_perm = grouped, identity(n, q.device)
     elif kind == "2d_boundary":
