@@ -19,7 +19,7 @@ def searched():
     spec = S.SyntheticSpec(frames=15, height=16, width=16, text_prefix=64, text_suffix=64, heads=KINDS * 4, seed=1)
     g = S.generate(spec)
     q, k, v = (torch.from_numpy(g[x]) for x in "qkv")
-    return SE.search(q, k, v, density=0.1, sample_blocks=12), q, k
+    return SE.search_model(q, k, v, density=0.1, sample_blocks=12), q, k
 
 
 def test_search_labels_planted_heads(searched):

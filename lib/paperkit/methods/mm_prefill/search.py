@@ -158,7 +158,7 @@ def search_head(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, density: f
             "grid_estimate": stats.grid}
 
 
-def search(qs: torch.Tensor, ks: torch.Tensor, vs: torch.Tensor, *, density: float, block_size: int = 64,
+def search_model(qs: torch.Tensor, ks: torch.Tensor, vs: torch.Tensor, *, density: float, block_size: int = 64,
            patterns: tuple[str, ...] = ("a_shape", "vs", "block", "grid"), modality: torch.Tensor | None = None,
            sample_blocks: int | None = 32, seed: int = 0, on_head: Callable[[], None] | None = None
            ) -> dict[str, Any]:
