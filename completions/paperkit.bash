@@ -289,6 +289,93 @@ _paperkit_conformal_sim_completion_setup() {
 
 _paperkit_conformal_sim_completion_setup;
 
+_paperkit_mm_prefill_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_mm_prefill_completion_setup() {
+    complete -o nosort -F _paperkit_mm_prefill_completion paperkit-mm-prefill
+}
+
+_paperkit_mm_prefill_completion_setup;
+
+_paperkit_mm_prefill_bench_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_BENCH_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_mm_prefill_bench_completion_setup() {
+    complete -o nosort -F _paperkit_mm_prefill_bench_completion paperkit-mm-prefill-bench
+}
+
+_paperkit_mm_prefill_bench_completion_setup;
+
+_paperkit_mm_prefill_search_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_SEARCH_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_mm_prefill_search_completion_setup() {
+    complete -o nosort -F _paperkit_mm_prefill_search_completion paperkit-mm-prefill-search
+}
+
+_paperkit_mm_prefill_search_completion_setup;
+
 _paperkit_mvml_fit_completion() {
     local IFS=$'\n'
     local response

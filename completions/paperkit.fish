@@ -179,6 +179,60 @@ end;
 
 complete --no-files --command paperkit-conformal-sim --arguments "(_paperkit_conformal_sim_completion)";
 
+function _paperkit_mm_prefill_completion;
+    set -l response (env _PAPERKIT_MM_PREFILL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-mm-prefill --arguments "(_paperkit_mm_prefill_completion)";
+
+function _paperkit_mm_prefill_bench_completion;
+    set -l response (env _PAPERKIT_MM_PREFILL_BENCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill-bench);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-mm-prefill-bench --arguments "(_paperkit_mm_prefill_bench_completion)";
+
+function _paperkit_mm_prefill_search_completion;
+    set -l response (env _PAPERKIT_MM_PREFILL_SEARCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill-search);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-mm-prefill-search --arguments "(_paperkit_mm_prefill_search_completion)";
+
 function _paperkit_mvml_fit_completion;
     set -l response (env _PAPERKIT_MVML_FIT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mvml-fit);
 

@@ -24,3 +24,12 @@ def dense_rows(video8k):
     _, _, q, k, v = video8k
     rows = torch.randperm(q.shape[1], generator=torch.Generator().manual_seed(0))[:512].sort().values
     return rows, dense_attention(q, k, v, rows=rows)[1]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small tensor ops are faster on one thread, and the CI machine is shared."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

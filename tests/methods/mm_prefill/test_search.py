@@ -16,6 +16,7 @@ KINDS = ["grid", "vs", "a_shape", "block"]
 
 @pytest.fixture(scope="module")
 def searched():
+    torch.set_num_threads(1)
     spec = S.SyntheticSpec(frames=15, height=16, width=16, text_prefix=64, text_suffix=64, heads=KINDS * 4, seed=1)
     g = S.generate(spec)
     q, k, v = (torch.from_numpy(g[x]) for x in "qkv")

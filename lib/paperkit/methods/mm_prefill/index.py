@@ -247,14 +247,21 @@ def top_blocks(scores: torch.Tensor, fraction: float, forced: torch.Tensor, vali
 
 def block_sparse(q: torch.Tensor, k: torch.Tensor, *, fraction: float, block_size: int, sink: int = 1,
                  q_perm: torch.Tensor | None = None, k_perm: torch.Tensor | None = None,
-                 pattern: str = "block", params: dict[str, Any] | None = None) -> HeadIndex:
-    """Top tiles per query block by mean-pooled scores, in the given slot order (identity: plain block-sparse)."""
+                 pattern: str = "block", params: dict[str, Any] | None = None,
+                 cache: dict[str, Any] | None = None) -> HeadIndex:
+    """Top tiles per query block by mean-pooled scores, in the given slot order (identity: plain block-sparse).
+
+    ``cache`` (a dict) keeps the pooled scores between calls that only change ``fraction``.
+    """
     n = q.shape[0]
     q_perm = identity(n, q.device) if q_perm is None else q_perm
     k_perm = identity(n, q.device) if k_perm is None else k_perm
-    scores = pooled_block_scores(q, k, q_perm, k_perm, block_size)
-    valid = causal_block_mask(q_perm, k_perm, block_size)
-    blocks = top_blocks(scores, fraction, own_blocks(q_perm, k_perm, block_size), valid)
+    cache = {} if cache is None else cache
+    if "scores" not in cache:
+        cache["scores"] = pooled_block_scores(q, k, q_perm, k_perm, block_size)
+        cache["valid"] = causal_block_mask(q_perm, k_perm, block_size)
+        cache["own"] = own_blocks(q_perm, k_perm, block_size)
+    blocks = top_blocks(cache["scores"], fraction, cache["own"], cache["valid"])
     columns = torch.arange(min(sink, n), device=q.device)
     return HeadIndex(q_perm, k_perm, blocks, columns, pattern, {"fraction": float(fraction), "sink": int(sink),
                                                                 **(params or {})})
@@ -313,11 +320,14 @@ def grid_permutation(n: int, stride: int, phase: int, device: Any = "cpu") -> to
 
 
 def grid(q: torch.Tensor, k: torch.Tensor, *, stride: int, phase: int, fraction: float, block_size: int,
-         sink: int = 1) -> HeadIndex:
+         sink: int = 1, cache: dict[str, Any] | None = None) -> HeadIndex:
     """Grid pattern: block-sparse selection in the grid permutation (stripes dense), causal from positions."""
-    perm = grid_permutation(q.shape[0], stride, phase, q.device)
+    cache = {} if cache is None else cache
+    if "perm" not in cache:
+        cache["perm"] = grid_permutation(q.shape[0], stride, phase, q.device)
+    perm = cache["perm"]
     return block_sparse(q, k, fraction=fraction, block_size=block_size, sink=sink, q_perm=perm, k_perm=perm,
-                        pattern="grid", params={"stride": int(stride), "phase": int(phase)})
+                        pattern="grid", params={"stride": int(stride), "phase": int(phase)}, cache=cache)
 
 
 # ---------------------------------------------------------------------------------------- boundaries
@@ -339,7 +349,8 @@ def modality_permutation(modality: torch.Tensor, stride: int = 0, phase: int = 0
 
 
 def boundary(q: torch.Tensor, k: torch.Tensor, modality: torch.Tensor, *, kind: str, fraction: float,
-             block_size: int, sink: int = 1, stride: int = 0, phase: int = 0) -> HeadIndex:
+             block_size: int, sink: int = 1, stride: int = 0, phase: int = 0,
+             cache: dict[str, Any] | None = None) -> HeadIndex:
     """Q-boundary (rows grouped by modality) or 2D-boundary (rows and columns grouped) selection.
 
     After grouping, each (query-modality, key-modality) sub-matrix is a contiguous rectangle of tiles, so
@@ -356,7 +367,7 @@ def boundary(q: torch.Tensor, k: torch.Tensor, modality: torch.Tensor, *, kind: 
     else:
         raise InputError(f"unknown boundary kind '{kind}'; expected q_boundary or 2d_boundary")
     return block_sparse(q, k, fraction=fraction, block_size=block_size, sink=sink, q_perm=q_perm, k_perm=k_perm,
-                        pattern=kind, params={"stride": int(stride), "phase": int(phase)})
+                        pattern=kind, params={"stride": int(stride), "phase": int(phase)}, cache=cache)
 
 
 def full(n: int, block_size: int, device: Any = "cpu") -> HeadIndex:

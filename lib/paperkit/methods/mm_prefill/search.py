@@ -76,6 +76,7 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
         stats = head_stats(q, k)
 
     share = 0.3
+    cache: dict[str, Any] = {}  # pooled scores and permutations: only the size changes between calls
 
     def make(t: float) -> I.HeadIndex:
         if pattern == "a_shape":
@@ -89,18 +90,19 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
                                     sink=params.get("sink", sink), local=params.get("local", local))
         fraction = params.get("fraction", t)
         if pattern == "block":
-            return I.block_sparse(q, k, fraction=fraction, block_size=block_size, sink=params.get("sink", sink))
+            return I.block_sparse(q, k, fraction=fraction, block_size=block_size, sink=params.get("sink", sink),
+                                  cache=cache)
         if pattern == "grid":
             stride = params.get("stride", stats.grid["stride"] if stats else 0)
             phase = params.get("phase", stats.grid["phase"] if stats else 0)
             if stride < 2:
                 stride, phase = 1, 0
             return I.grid(q, k, stride=stride, phase=phase, fraction=fraction, block_size=block_size,
-                          sink=params.get("sink", sink))
+                          sink=params.get("sink", sink), cache=cache)
         stride = params.get("stride", stats.grid["stride"] if (stats and pattern == "2d_boundary") else 0)
         return I.boundary(q, k, modality, kind=pattern, fraction=fraction, block_size=block_size,
                           sink=params.get("sink", sink), stride=stride if stride >= 2 else 0,
-                          phase=params.get("phase", 0))
+                          phase=params.get("phase", 0), cache=cache)
 
     sized = {"a_shape": "local", "vs": "n_vertical"}.get(pattern, "fraction")
     if sized in params or density is None:
