@@ -151,11 +151,11 @@ def vs_scores(att: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Vertical (column sums) and slash (sums along diagonals j = i − o, indexed by o) scores."""
     last, n = att.shape
     vertical = att.sum(0)
-    rows = torch.arange(n - last, n, device=att.device)
-    offsets = rows[:, None] - torch.arange(n, device=att.device)[None, :]
-    keep = offsets >= 0
-    slash = torch.zeros(n, dtype=att.dtype, device=att.device)
-    slash.scatter_add_(0, offsets[keep], att[keep])
+    # row r (query n − last + r) adds att[r, j] to slash[n − last + r − j]; on the column-reversed rows this
+    # is a shift by (last − 1 − r), read as one strided view over a left-padded copy (no [last, N] indices)
+    padded = torch.nn.functional.pad(att.flip(1), (last, 0)).contiguous()
+    shifted = padded.view(-1).as_strided((last, n), (n + last - 1, 1), 2 * last - 1)
+    slash = shifted.sum(0)
     return vertical, slash
 
 

@@ -36,10 +36,11 @@ class HeadStats:
 
 
 def head_stats(q: torch.Tensor, k: torch.Tensor, *, strides: list[int] | None = None,
-               max_stride: int | None = None) -> HeadStats:
+               max_stride: int | None = None, grid: bool = True) -> HeadStats:
     att = I.last_query_attention(q, k)
     vertical, slash = I.vs_scores(att)
-    return HeadStats(vertical, slash, I.estimate_grid(vertical, slash, strides=strides, max_stride=max_stride))
+    est = I.estimate_grid(vertical, slash, strides=strides, max_stride=max_stride) if grid else {}
+    return HeadStats(vertical, slash, est)
 
 
 def _bisect(make: Callable[[float], I.HeadIndex], target: float, block_size: int, steps: int = 12) -> I.HeadIndex:
@@ -71,9 +72,9 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
         return I.full(n, block_size, q.device)
     if pattern in ("q_boundary", "2d_boundary") and modality is None:
         raise InputError(f"pattern '{pattern}' needs the tokens' modality (a 'modality' array beside q, k, v)")
-    need_stats = pattern in ("vs",) or (pattern in ("grid", "2d_boundary") and "stride" not in params)
-    if need_stats and stats is None:
-        stats = head_stats(q, k)
+    need_grid = pattern in ("grid", "2d_boundary") and "stride" not in params
+    if (need_grid or pattern == "vs") and stats is None:
+        stats = head_stats(q, k, grid=need_grid)
 
     share = 0.3
     cache: dict[str, Any] = {}  # pooled scores and permutations: only the size changes between calls
