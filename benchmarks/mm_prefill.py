@@ -19,6 +19,7 @@ import argparse
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,14 +66,19 @@ def cpu(args):
         g = torch.Generator().manual_seed(n)
         q, k, v = (torch.randn(args.heads, n, args.dim, generator=g) for _ in range(3))
         sdpa_causal(q[:, :1024], k[:, :1024], v[:, :1024])
-        _, dense_ms = timed(lambda: sdpa_causal(q, k, v), dev, args.repeats)
+        _, dense_ms = timed(partial(sdpa_causal, q, k, v), dev, args.repeats)
         for d in densities:
             build = vs_index(q, k, d)
             idx, index_ms = timed(build, dev, args.repeats)
-            _, sparse_ms = timed(lambda: sparse_prefill_torch(q, k, v, idx), dev, args.repeats)
+            _, sparse_ms = timed(partial(sparse_prefill_torch, q, k, v, idx), dev, args.repeats)
             dens = sum(I.density(idx)) / args.heads
             print(f"{n:>6} {dens:>8.4f} {dense_ms:>10.1f} {sparse_ms:>10.1f} {index_ms:>9.1f} "
                   f"{dense_ms / sparse_ms:>7.2f}x {index_ms / sparse_ms:>12.1%}", flush=True)
+
+
+def flash_attention(sdpa_kernel, backend, q, k, v):
+    with sdpa_kernel([backend]):
+        return sdpa_causal(q, k, v)
 
 
 def gpu(args):
@@ -92,21 +98,17 @@ def gpu(args):
         build()
         idx, index_ms = timed(build, dev, args.repeats)
 
-        def flash():
-            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
-                return sdpa_causal(q, k, v)
-
+        flash = partial(flash_attention, sdpa_kernel, SDPBackend.FLASH_ATTENTION, q, k, v)
         flash()
         _, flash_ms = timed(flash, dev, args.repeats)
-        sparse_prefill(q, k, v, idx, backend="triton", validate=False)  # compile
-        out, triton_ms = timed(lambda: sparse_prefill(q, k, v, idx, backend="triton", validate=False), dev,
-                               args.repeats)
+        triton = partial(sparse_prefill, q, k, v, idx, backend="triton", validate=False)
+        triton()  # compile
+        out, triton_ms = timed(triton, dev, args.repeats)
         ref = sparse_prefill_torch(q, k, v, idx)
         err = float(rel_l2(out, ref).max())
         dens = sum(I.density(idx)) / args.heads
         print(f"{n:>7} {dens:>8.4f} {flash_ms:>9.2f} {triton_ms:>10.2f} {index_ms:>9.2f} {flash_ms / triton_ms:>7.2f}x "
               f"{index_ms / triton_ms:>12.1%} {err:>24.2e}", flush=True)
-        del q, k, v, out, ref
         torch.cuda.empty_cache()
 
 

@@ -8,7 +8,6 @@ import pytest
 from paperkit.core.io import read_json, read_table
 
 
-
 @pytest.fixture(autouse=True)
 def one_thread():
     """Small tensor ops are faster on one thread, and the CI machine is shared."""

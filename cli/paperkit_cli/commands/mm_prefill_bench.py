@@ -40,8 +40,8 @@ def float_list(ctx, param, value):
               help="Sparse operator: auto = Triton on CUDA, torch on CPU.")
 @options.device_option
 @click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True, help="Timed runs (median).")
-@click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True,
-              help="CPU threads for torch (0: torch's default).")
+@click.option("--threads", type=click.IntRange(min=0), default=1, show_default=True,
+              help="CPU threads for torch (0: torch's default; on a shared machine more threads mostly wait).")
 @options.seed_option
 @options.run_dir_options
 def cli(ns, heads, dim, densities, dtype, backend, device, repeats, threads, seed, run_dir, resume, force):

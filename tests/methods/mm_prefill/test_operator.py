@@ -8,8 +8,12 @@ import torch
 
 from paperkit.core.errors import InputError
 from paperkit.methods.mm_prefill import index as I
-from paperkit.methods.mm_prefill.attention import (dense_attention, sdpa_causal, sparse_prefill,
-                                                   sparse_prefill_torch)
+from paperkit.methods.mm_prefill.attention import (
+    dense_attention,
+    sdpa_causal,
+    sparse_prefill,
+    sparse_prefill_torch,
+)
 
 
 def qkv(h=2, n=517, d=64, seed=0, dtype=torch.float32):

@@ -11,13 +11,37 @@ arXiv:2504.16083).
 * :mod:`.hf_patch` — sparse prefill inside a Hugging Face Llama/Qwen2-style model.
 """
 
-from paperkit.methods.mm_prefill.attention import (dense_attention, last_backend, recall_from_lse, rel_l2,
-                                                   sdpa_causal, sparse_prefill, sparse_prefill_torch)
-from paperkit.methods.mm_prefill.index import (HeadIndex, SparseIndex, a_shape, block_sparse, boundary,
-                                               density, estimate_grid, grid, grid_permutation, stack_heads,
-                                               tile_cost, vertical_slash)
-from paperkit.methods.mm_prefill.search import (PATTERNS, build_head, check_patterns, index_from_patterns,
-                                                search_head, search_model)
+from paperkit.methods.mm_prefill.attention import (
+                                                   dense_attention,
+                                                   last_backend,
+                                                   recall_from_lse,
+                                                   rel_l2,
+                                                   sdpa_causal,
+                                                   sparse_prefill,
+                                                   sparse_prefill_torch,
+)
+from paperkit.methods.mm_prefill.index import (
+                                                   HeadIndex,
+                                                   SparseIndex,
+                                                   a_shape,
+                                                   block_sparse,
+                                                   boundary,
+                                                   density,
+                                                   estimate_grid,
+                                                   grid,
+                                                   grid_permutation,
+                                                   stack_heads,
+                                                   tile_cost,
+                                                   vertical_slash,
+)
+from paperkit.methods.mm_prefill.search import (
+                                                   PATTERNS,
+                                                   build_head,
+                                                   check_patterns,
+                                                   index_from_patterns,
+                                                   search_head,
+                                                   search_model,
+)
 from paperkit.methods.mm_prefill.synthetic import HEAD_TYPES, SyntheticSpec, generate
 
 __all__ = [

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
 
 from paperkit.core.errors import InputError
 from paperkit.methods.mm_prefill import index as I
-from paperkit.methods.mm_prefill.attention import (dense_attention, last_backend, recall_from_lse, rel_l2,
-                                                   sdpa_causal, sparse_prefill)
+from paperkit.methods.mm_prefill.attention import (
+    dense_attention,
+    last_backend,
+    recall_from_lse,
+    rel_l2,
+    sdpa_causal,
+    sparse_prefill,
+)
 from paperkit.methods.mm_prefill.search import build_head, check_patterns, index_from_patterns
 
 
@@ -50,12 +57,12 @@ def apply_patterns(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, doc: di
     rows, outs, indices = [], [], []
     for layer in range(L):
         ql, kl, vl = q[layer], k[layer], v[layer]
-        idx, t_index = _timed(lambda: layer_index(ql, kl, layer=layer, doc=doc, pattern=pattern, density=density,
-                                                  block_size=block_size, modality=modality), device)
-        (out, lse), t_sparse = _timed(lambda: sparse_prefill(ql, kl, vl, idx, backend=backend, return_lse=True,
-                                                             validate=False), device)
+        idx, t_index = _timed(partial(layer_index, ql, kl, layer=layer, doc=doc, pattern=pattern, density=density,
+                                      block_size=block_size, modality=modality), device)
+        (out, lse), t_sparse = _timed(partial(sparse_prefill, ql, kl, vl, idx, backend=backend, return_lse=True,
+                                              validate=False), device)
         ran = last_backend()
-        _, t_dense = _timed(lambda: sdpa_causal(ql, kl, vl), device)
+        _, t_dense = _timed(partial(sdpa_causal, ql, kl, vl), device)
         ref, dense_lse = dense_attention(ql, kl, vl)
         rec = recall_from_lse(lse.float(), dense_lse)
         err = rel_l2(out, ref)

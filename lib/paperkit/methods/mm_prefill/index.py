@@ -404,7 +404,7 @@ def stack_heads(heads: list[HeadIndex], block_size: int) -> SparseIndex:
     col_idx = torch.zeros(H, nb, max_c, dtype=torch.int32, device=device)
     block_cnt = torch.zeros(H, nb, dtype=torch.int32, device=device)
     col_cnt = torch.zeros(H, nb, dtype=torch.int32, device=device)
-    for i, ((bo, bc), (co, cc)) in enumerate(zip(b_lists, c_lists)):
+    for i, ((bo, bc), (co, cc)) in enumerate(zip(b_lists, c_lists, strict=True)):
         block_idx[i, :, : min(max_b, bo.shape[1])] = bo[:, :max_b].int()
         block_cnt[i] = bc.int()
         if co.shape[1]:

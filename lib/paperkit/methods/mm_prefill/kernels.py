@@ -20,7 +20,7 @@ from paperkit.methods.mm_prefill.index import SparseIndex
 
 
 @triton.jit
-def _sparse_prefill_fwd(Q, K, V, O, LSE, QPERM, KPERM, BIDX, BCNT, CIDX, CCNT, sm_scale, N, MAXB, MAXC, NB,
+def _sparse_prefill_fwd(Q, K, V, Out, LSE, QPERM, KPERM, BIDX, BCNT, CIDX, CCNT, sm_scale, N, MAXB, MAXC, NB,
                         D: tl.constexpr, BLOCK: tl.constexpr, COLS: tl.constexpr):
     qb = tl.program_id(0)
     h = tl.program_id(1)
@@ -74,7 +74,7 @@ def _sparse_prefill_fwd(Q, K, V, O, LSE, QPERM, KPERM, BIDX, BCNT, CIDX, CCNT, s
         m_i = m_new
     l_safe = tl.where(l_i > 0, l_i, 1.0)
     out = acc / l_safe[:, None]
-    tl.store(O + base + qpos[:, None].to(tl.int64) * D + offs_d[None, :], out.to(O.dtype.element_ty),
+    tl.store(Out + base + qpos[:, None].to(tl.int64) * D + offs_d[None, :], out.to(Out.dtype.element_ty),
              mask=row_ok[:, None])
     lse = tl.where(l_i > 0, (m_i + tl.log2(l_safe)) * 0.6931471805599453, float("-inf"))
     tl.store(LSE + h * N + qpos, lse, mask=row_ok)

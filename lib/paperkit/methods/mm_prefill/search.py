@@ -73,10 +73,18 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
     if pattern in ("q_boundary", "2d_boundary") and modality is None:
         raise InputError(f"pattern '{pattern}' needs the tokens' modality (a 'modality' array beside q, k, v)")
     need_grid = pattern in ("grid", "2d_boundary") and "stride" not in params
+    if pattern == "2d_boundary" and need_grid:
+        # the grid lives in the vision stream: text between frames breaks the stride in raw positions
+        vision = torch.nonzero(modality.to(q.device) == 1).flatten()
+        if vision.numel() >= 2 * I.LAST_Q:
+            est = head_stats(q[vision], k[vision]).grid
+            params.setdefault("stride", est["stride"])
+            params.setdefault("phase", est["phase"])
+        need_grid = False
     if (need_grid or pattern == "vs") and stats is None:
         stats = head_stats(q, k, grid=need_grid)
 
-    share = 0.3
+    split = {"share": 0.3}  # VS: fraction of the budget given to columns
     cache: dict[str, Any] = {}  # pooled scores and permutations: only the size changes between calls
 
     def make(t: float) -> I.HeadIndex:
@@ -85,8 +93,8 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
                              block_size=block_size, device=q.device)
         if pattern == "vs":
             # `share` of the budget on columns (one key per row each), the rest on diagonals (tiles)
-            nv = params.get("n_vertical", max(sink, round(t * n * share)))
-            ns = params.get("n_slash", max(local, round(t * n * (1 - share) / block_size)))
+            nv = params.get("n_vertical", max(sink, round(t * n * split["share"])))
+            ns = params.get("n_slash", max(local, round(t * n * (1 - split["share"]) / block_size)))
             return I.vertical_slash(stats.vertical, stats.slash, n_vertical=nv, n_slash=ns, block_size=block_size,
                                     sink=params.get("sink", sink), local=params.get("local", local))
         fraction = params.get("fraction", t)
@@ -100,7 +108,7 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
                 stride, phase = 1, 0
             return I.grid(q, k, stride=stride, phase=phase, fraction=fraction, block_size=block_size,
                           sink=params.get("sink", sink), cache=cache)
-        stride = params.get("stride", stats.grid["stride"] if (stats and pattern == "2d_boundary") else 0)
+        stride = params.get("stride", 0)
         return I.boundary(q, k, modality, kind=pattern, fraction=fraction, block_size=block_size,
                           sink=params.get("sink", sink), stride=stride if stride >= 2 else 0,
                           phase=params.get("phase", 0), cache=cache)
@@ -115,6 +123,7 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
     # split the VS budget between columns and diagonals by the last-query mass each split keeps
     best, best_mass = None, -1.0
     for share in (0.05, 0.15, 0.3, 0.5):
+        split["share"] = share
         idx = _bisect(make, density, block_size)
         nv, ns = idx.params["n_vertical"], idx.params["n_slash"]
         mass = float(torch.topk(stats.vertical, min(n, nv)).values.sum() + torch.topk(stats.slash, min(n, ns)).values.sum())

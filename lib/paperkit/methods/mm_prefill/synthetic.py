@@ -91,7 +91,7 @@ class Layout:
     @property
     def phase(self) -> int:
         """Residue (mod stride) of the frame-start tokens when frames are back to back, else −1."""
-        starts = np.flatnonzero((self.patch == 0))
+        starts = np.flatnonzero(self.patch == 0)
         res = np.unique(starts % self.stride)
         return int(res[0]) if res.size == 1 else -1
 
@@ -173,7 +173,7 @@ def _head(kind: str, lay: Layout, spec: SyntheticSpec, rng: np.random.Generator,
     def slashes(offsets: list[int], weights: list[float], n_freq: int, max_freq: float,
                 rows: np.ndarray | None = None) -> None:
         freqs = rng.uniform(0.02, max_freq, n_freq) * np.pi
-        qc = sum(w * _rotary(pos - o, freqs) for o, w in zip(offsets, weights))
+        qc = sum(w * _rotary(pos - o, freqs) for o, w in zip(offsets, weights, strict=True))
         if rows is not None:
             qc = qc * rows[:, None]
         add(beta * qc, _rotary(pos, freqs))
