@@ -3,6 +3,7 @@ indices, and the Triton kernel (interpreter on CPU) against the torch reference.
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -132,3 +133,29 @@ def test_compiled_kernel_matches_reference_on_cuda():
     assert last_backend() == "triton"
     assert float(rel_l2(out, ref).max()) < 2e-2
     assert float(rel_l2(out[3:], sdpa_causal(q[3:], k[3:], v[3:])).max()) < 2e-2
+
+
+@pytest.mark.parametrize("period", [7, 8, 16])
+def test_fourier_patch_code_is_an_exact_delta(period):
+    from paperkit.methods.mm_prefill.synthetic import _fourier_delta
+
+    idx = np.arange(3 * period)
+    code = _fourier_delta(idx, period)
+    gram = code @ code.T
+    want = np.where(idx[:, None] % period == idx[None, :] % period, 1.0, -1.0 / (period - 1))
+    assert code.shape[1] == period - 1 and np.allclose(gram, want)
+
+
+def test_vs_scores_match_brute_force():
+    g = torch.Generator().manual_seed(4)
+    for n in (40, 300):
+        q, k = torch.randn(n, 16, generator=g), torch.randn(n, 16, generator=g)
+        att = I.last_query_attention(q, k)
+        vertical, slash = I.vs_scores(att)
+        last = att.shape[0]
+        ref = torch.zeros(n)
+        for r in range(last):
+            i = n - last + r
+            for j in range(i + 1):
+                ref[i - j] += att[r, j]
+        assert torch.allclose(slash, ref, atol=1e-6) and torch.allclose(vertical, att.sum(0))

@@ -118,17 +118,22 @@ def make_layout(spec: SyntheticSpec) -> Layout:
 
 
 def _fourier_delta(index: np.ndarray, period: int) -> np.ndarray:
-    """Rows whose dot products are (period·[a ≡ b] − 1)/(period − 1): 1 on a match, −1/(period−1) else."""
-    cols = []
-    for k in range(1, (period - 1) // 2 + 1):
-        ang = 2 * np.pi * k * index / period
+    """Rows whose dot products are (period·[a ≡ b] − 1)/(period − 1): 1 on a match, −1/(period−1) else.
+
+    Σ_{f=1}^{m−1} cos(2πfδ/m) = m·[δ ≡ 0] − 1; frequencies f and m − f share one (cos, sin) pair, weighted
+    2, and f = m/2 (m even) is a single cosine, weighted 1.
+    """
+    cols, weights = [], []
+    for f in range(1, (period - 1) // 2 + 1):
+        ang = 2 * np.pi * f * index / period
         cols += [np.cos(ang), np.sin(ang)]
+        weights += [2.0, 2.0]
     if period % 2 == 0:
         cols.append(np.cos(np.pi * index))
+        weights.append(1.0)
     if not cols:
         return np.zeros((index.size, 0))
-    return np.stack(cols, 1) * np.sqrt(2.0 / (period - 1)) * np.where(
-        np.arange(len(cols)) == len(cols) - 1 if period % 2 == 0 else False, np.sqrt(0.5), 1.0)
+    return np.stack(cols, 1) * np.sqrt(np.array(weights) / (period - 1))
 
 
 def _rotary(pos: np.ndarray, freqs: np.ndarray) -> np.ndarray:
