@@ -304,6 +304,11 @@ _paperkit_ldsmc_bench_completion() {
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_BENCH_COMPLETE=bash_complete $1)
+_paperkit_mm_prefill_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -355,6 +360,17 @@ _paperkit_ldsmc_restore_completion() {
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_RESTORE_COMPLETE=bash_complete $1)
+_paperkit_mm_prefill_completion_setup() {
+    complete -o nosort -F _paperkit_mm_prefill_completion paperkit-mm-prefill
+}
+
+_paperkit_mm_prefill_completion_setup;
+
+_paperkit_mm_prefill_bench_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_BENCH_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -400,6 +416,17 @@ _paperkit_ldsmc_train_completion() {
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_TRAIN_COMPLETE=bash_complete $1)
+_paperkit_mm_prefill_bench_completion_setup() {
+    complete -o nosort -F _paperkit_mm_prefill_bench_completion paperkit-mm-prefill-bench
+}
+
+_paperkit_mm_prefill_bench_completion_setup;
+
+_paperkit_mm_prefill_search_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_SEARCH_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -457,6 +484,11 @@ _paperkit_ldsmc_train_completion_setup() {
 }
 
 _paperkit_ldsmc_train_completion_setup;
+_paperkit_mm_prefill_search_completion_setup() {
+    complete -o nosort -F _paperkit_mm_prefill_search_completion paperkit-mm-prefill-search
+}
+
+_paperkit_mm_prefill_search_completion_setup;
 
 _paperkit_mvml_fit_completion() {
     local IFS=$'\n'

@@ -185,6 +185,8 @@ function _paperkit_ferret_client_completion;
     set -l response (env _PAPERKIT_FERRET_CLIENT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-client);
 function _paperkit_ldsmc_bench_completion;
     set -l response (env _PAPERKIT_LDSMC_BENCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-bench);
+function _paperkit_mm_prefill_completion;
+    set -l response (env _PAPERKIT_MM_PREFILL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -211,6 +213,10 @@ complete --no-files --command paperkit-ldsmc-bench --arguments "(_paperkit_ldsmc
 
 function _paperkit_ldsmc_restore_completion;
     set -l response (env _PAPERKIT_LDSMC_RESTORE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-restore);
+complete --no-files --command paperkit-mm-prefill --arguments "(_paperkit_mm_prefill_completion)";
+
+function _paperkit_mm_prefill_bench_completion;
+    set -l response (env _PAPERKIT_MM_PREFILL_BENCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill-bench);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -234,6 +240,10 @@ complete --no-files --command paperkit-ldsmc-restore --arguments "(_paperkit_lds
 
 function _paperkit_ldsmc_train_completion;
     set -l response (env _PAPERKIT_LDSMC_TRAIN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-train);
+complete --no-files --command paperkit-mm-prefill-bench --arguments "(_paperkit_mm_prefill_bench_completion)";
+
+function _paperkit_mm_prefill_search_completion;
+    set -l response (env _PAPERKIT_MM_PREFILL_SEARCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill-search);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -268,6 +278,7 @@ end;
 
 complete --no-files --command paperkit-ferret-train --arguments "(_paperkit_ferret_train_completion)";
 complete --no-files --command paperkit-ldsmc-train --arguments "(_paperkit_ldsmc_train_completion)";
+complete --no-files --command paperkit-mm-prefill-search --arguments "(_paperkit_mm_prefill_search_completion)";
 
 function _paperkit_mvml_fit_completion;
     set -l response (env _PAPERKIT_MVML_FIT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mvml-fit);
