@@ -289,26 +289,11 @@ _paperkit_conformal_sim_completion_setup() {
 
 _paperkit_conformal_sim_completion_setup;
 
-_paperkit_kd_rank_completion() {
-    local IFS=$'\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KD_RANK_COMPLETE=bash_complete $1)
 _paperkit_ferret_client_completion() {
     local IFS=$'\n'
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_CLIENT_COMPLETE=bash_complete $1)
-_paperkit_ldsmc_bench_completion() {
-    local IFS=$'\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_BENCH_COMPLETE=bash_complete $1)
-_paperkit_mm_prefill_completion() {
-    local IFS=$'\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -327,17 +312,6 @@ _paperkit_mm_prefill_completion() {
     return 0
 }
 
-_paperkit_kd_rank_completion_setup() {
-    complete -o nosort -F _paperkit_kd_rank_completion paperkit-kd-rank
-}
-
-_paperkit_kd_rank_completion_setup;
-
-_paperkit_kd_rank_diag_completion() {
-    local IFS=$'\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KD_RANK_DIAG_COMPLETE=bash_complete $1)
 _paperkit_ferret_client_completion_setup() {
     complete -o nosort -F _paperkit_ferret_client_completion paperkit-ferret-client
 }
@@ -349,28 +323,6 @@ _paperkit_ferret_recon_completion() {
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_RECON_COMPLETE=bash_complete $1)
-_paperkit_ldsmc_bench_completion_setup() {
-    complete -o nosort -F _paperkit_ldsmc_bench_completion paperkit-ldsmc-bench
-}
-
-_paperkit_ldsmc_bench_completion_setup;
-
-_paperkit_ldsmc_restore_completion() {
-    local IFS=$'\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_RESTORE_COMPLETE=bash_complete $1)
-_paperkit_mm_prefill_completion_setup() {
-    complete -o nosort -F _paperkit_mm_prefill_completion paperkit-mm-prefill
-}
-
-_paperkit_mm_prefill_completion_setup;
-
-_paperkit_mm_prefill_bench_completion() {
-    local IFS=$'\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_BENCH_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -389,11 +341,6 @@ _paperkit_mm_prefill_bench_completion() {
     return 0
 }
 
-_paperkit_kd_rank_diag_completion_setup() {
-    complete -o nosort -F _paperkit_kd_rank_diag_completion paperkit-kd-rank-diag
-}
-
-_paperkit_kd_rank_diag_completion_setup;
 _paperkit_ferret_recon_completion_setup() {
     complete -o nosort -F _paperkit_ferret_recon_completion paperkit-ferret-recon
 }
@@ -405,28 +352,6 @@ _paperkit_ferret_server_completion() {
     local response
 
     response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_SERVER_COMPLETE=bash_complete $1)
-_paperkit_ldsmc_restore_completion_setup() {
-    complete -o nosort -F _paperkit_ldsmc_restore_completion paperkit-ldsmc-restore
-}
-
-_paperkit_ldsmc_restore_completion_setup;
-
-_paperkit_ldsmc_train_completion() {
-    local IFS=$'\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_TRAIN_COMPLETE=bash_complete $1)
-_paperkit_mm_prefill_bench_completion_setup() {
-    complete -o nosort -F _paperkit_mm_prefill_bench_completion paperkit-mm-prefill-bench
-}
-
-_paperkit_mm_prefill_bench_completion_setup;
-
-_paperkit_mm_prefill_search_completion() {
-    local IFS=$'\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_SEARCH_COMPLETE=bash_complete $1)
 
     for completion in $response; do
         IFS=',' read type value <<< "$completion"
@@ -479,11 +404,233 @@ _paperkit_ferret_train_completion_setup() {
 }
 
 _paperkit_ferret_train_completion_setup;
+
+_paperkit_kd_rank_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KD_RANK_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_kd_rank_completion_setup() {
+    complete -o nosort -F _paperkit_kd_rank_completion paperkit-kd-rank
+}
+
+_paperkit_kd_rank_completion_setup;
+
+_paperkit_kd_rank_diag_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KD_RANK_DIAG_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_kd_rank_diag_completion_setup() {
+    complete -o nosort -F _paperkit_kd_rank_diag_completion paperkit-kd-rank-diag
+}
+
+_paperkit_kd_rank_diag_completion_setup;
+
+_paperkit_ldsmc_bench_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_BENCH_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_ldsmc_bench_completion_setup() {
+    complete -o nosort -F _paperkit_ldsmc_bench_completion paperkit-ldsmc-bench
+}
+
+_paperkit_ldsmc_bench_completion_setup;
+
+_paperkit_ldsmc_restore_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_RESTORE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_ldsmc_restore_completion_setup() {
+    complete -o nosort -F _paperkit_ldsmc_restore_completion paperkit-ldsmc-restore
+}
+
+_paperkit_ldsmc_restore_completion_setup;
+
+_paperkit_ldsmc_train_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_LDSMC_TRAIN_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
 _paperkit_ldsmc_train_completion_setup() {
     complete -o nosort -F _paperkit_ldsmc_train_completion paperkit-ldsmc-train
 }
 
 _paperkit_ldsmc_train_completion_setup;
+
+_paperkit_mm_prefill_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_mm_prefill_completion_setup() {
+    complete -o nosort -F _paperkit_mm_prefill_completion paperkit-mm-prefill
+}
+
+_paperkit_mm_prefill_completion_setup;
+
+_paperkit_mm_prefill_bench_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_BENCH_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_mm_prefill_bench_completion_setup() {
+    complete -o nosort -F _paperkit_mm_prefill_bench_completion paperkit-mm-prefill-bench
+}
+
+_paperkit_mm_prefill_bench_completion_setup;
+
+_paperkit_mm_prefill_search_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MM_PREFILL_SEARCH_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
 _paperkit_mm_prefill_search_completion_setup() {
     complete -o nosort -F _paperkit_mm_prefill_search_completion paperkit-mm-prefill-search
 }

@@ -179,14 +179,8 @@ end;
 
 complete --no-files --command paperkit-conformal-sim --arguments "(_paperkit_conformal_sim_completion)";
 
-function _paperkit_kd_rank_completion;
-    set -l response (env _PAPERKIT_KD_RANK_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kd-rank);
 function _paperkit_ferret_client_completion;
     set -l response (env _PAPERKIT_FERRET_CLIENT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-client);
-function _paperkit_ldsmc_bench_completion;
-    set -l response (env _PAPERKIT_LDSMC_BENCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-bench);
-function _paperkit_mm_prefill_completion;
-    set -l response (env _PAPERKIT_MM_PREFILL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -201,22 +195,10 @@ function _paperkit_mm_prefill_completion;
     end;
 end;
 
-complete --no-files --command paperkit-kd-rank --arguments "(_paperkit_kd_rank_completion)";
-
-function _paperkit_kd_rank_diag_completion;
-    set -l response (env _PAPERKIT_KD_RANK_DIAG_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kd-rank-diag);
 complete --no-files --command paperkit-ferret-client --arguments "(_paperkit_ferret_client_completion)";
 
 function _paperkit_ferret_recon_completion;
     set -l response (env _PAPERKIT_FERRET_RECON_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-recon);
-complete --no-files --command paperkit-ldsmc-bench --arguments "(_paperkit_ldsmc_bench_completion)";
-
-function _paperkit_ldsmc_restore_completion;
-    set -l response (env _PAPERKIT_LDSMC_RESTORE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-restore);
-complete --no-files --command paperkit-mm-prefill --arguments "(_paperkit_mm_prefill_completion)";
-
-function _paperkit_mm_prefill_bench_completion;
-    set -l response (env _PAPERKIT_MM_PREFILL_BENCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill-bench);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -231,19 +213,10 @@ function _paperkit_mm_prefill_bench_completion;
     end;
 end;
 
-complete --no-files --command paperkit-kd-rank-diag --arguments "(_paperkit_kd_rank_diag_completion)";
 complete --no-files --command paperkit-ferret-recon --arguments "(_paperkit_ferret_recon_completion)";
 
 function _paperkit_ferret_server_completion;
     set -l response (env _PAPERKIT_FERRET_SERVER_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-server);
-complete --no-files --command paperkit-ldsmc-restore --arguments "(_paperkit_ldsmc_restore_completion)";
-
-function _paperkit_ldsmc_train_completion;
-    set -l response (env _PAPERKIT_LDSMC_TRAIN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-train);
-complete --no-files --command paperkit-mm-prefill-bench --arguments "(_paperkit_mm_prefill_bench_completion)";
-
-function _paperkit_mm_prefill_search_completion;
-    set -l response (env _PAPERKIT_MM_PREFILL_SEARCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill-search);
 
     for completion in $response;
         set -l metadata (string split "," $completion);
@@ -277,7 +250,149 @@ function _paperkit_ferret_train_completion;
 end;
 
 complete --no-files --command paperkit-ferret-train --arguments "(_paperkit_ferret_train_completion)";
+
+function _paperkit_kd_rank_completion;
+    set -l response (env _PAPERKIT_KD_RANK_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kd-rank);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-kd-rank --arguments "(_paperkit_kd_rank_completion)";
+
+function _paperkit_kd_rank_diag_completion;
+    set -l response (env _PAPERKIT_KD_RANK_DIAG_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kd-rank-diag);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-kd-rank-diag --arguments "(_paperkit_kd_rank_diag_completion)";
+
+function _paperkit_ldsmc_bench_completion;
+    set -l response (env _PAPERKIT_LDSMC_BENCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-bench);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-ldsmc-bench --arguments "(_paperkit_ldsmc_bench_completion)";
+
+function _paperkit_ldsmc_restore_completion;
+    set -l response (env _PAPERKIT_LDSMC_RESTORE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-restore);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-ldsmc-restore --arguments "(_paperkit_ldsmc_restore_completion)";
+
+function _paperkit_ldsmc_train_completion;
+    set -l response (env _PAPERKIT_LDSMC_TRAIN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-train);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
 complete --no-files --command paperkit-ldsmc-train --arguments "(_paperkit_ldsmc_train_completion)";
+
+function _paperkit_mm_prefill_completion;
+    set -l response (env _PAPERKIT_MM_PREFILL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-mm-prefill --arguments "(_paperkit_mm_prefill_completion)";
+
+function _paperkit_mm_prefill_bench_completion;
+    set -l response (env _PAPERKIT_MM_PREFILL_BENCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill-bench);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-mm-prefill-bench --arguments "(_paperkit_mm_prefill_bench_completion)";
+
+function _paperkit_mm_prefill_search_completion;
+    set -l response (env _PAPERKIT_MM_PREFILL_SEARCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill-search);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
 complete --no-files --command paperkit-mm-prefill-search --arguments "(_paperkit_mm_prefill_search_completion)";
 
 function _paperkit_mvml_fit_completion;
