@@ -20,7 +20,8 @@ def main(out_csv: str, out_png: str, runs: list[str]) -> None:
                      "top1_gain": on["top1_mean"] - off["top1_mean"], "top1_on_std": on["top1_std"]})
     rows.sort(key=lambda r: (r["rank_weight"], r["rank_k"]))
     io.write_table(out_csv, rows)
-    fig, axes = io.new_figure(1, 2, figsize=(9, 3.4))
+    fig, axes = io.new_figure(1, 2, figsize=(11, 3.6))
+    fig.subplots_adjust(wspace=0.6)
     for ax, key, label in ((axes[0], "rank_k", "k (γ = 1)"), (axes[1], "rank_weight", "γ (k = 1)")):
         other = "rank_weight" if key == "rank_k" else "rank_k"
         pts = sorted((r[key], r["tau_gain"], r["top1_gain"]) for r in rows if r[other] == 1.0)
