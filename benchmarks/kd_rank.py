@@ -7,8 +7,8 @@
 2. One synth100 training step (C = 100, batch 128, Adam): student forward + KD loss + backward + update,
    with and without γ·L_rank, for a tiny student (1×32 MLP, the tests' student) and wider MLPs.
 
-One thread everywhere (torch and numba); medians over repetitions, measured side by side in one
-process; the machine may be shared, so quote the ratios.
+One thread everywhere (torch and numba); medians of per-call CPU time of that thread over repetitions,
+measured side by side in one process; the machine may be shared, so quote the ratios.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "cli")]
 
 
 def median_time(fn, reps: int) -> float:
+    """Median CPU seconds of this thread per call: everything runs on one thread, and CPU time is not
+    inflated by other processes competing for the cores (wall time on a shared machine is)."""
     fn()  # warm-up (and numba JIT)
     times = []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(time.thread_time() - t0)
     return statistics.median(times)
 
 

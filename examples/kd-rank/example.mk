@@ -1,6 +1,6 @@
 # kd-rank: each base (KD, DKD, LSKD, MLKD-lite) with and without the Kendall rank loss on synth100 and digits,
 # 3 seeds, plus the gradient-share diagnostic (KL vs rank loss) on the synth100 teacher/student logits.
-EXAMPLES += kd-rank
+EXAMPLES += kd-rank kd-rank-sweep
 KDRANK_SETS := synth100 digits
 
 kd-rank: $(foreach s,$(KDRANK_SETS),kd-rank/out/$(s)/manifest.json) kd-rank/out/grad_share.png
@@ -13,3 +13,20 @@ kd-rank/out/%/manifest.json: kd-rank/configs/%.yaml
 kd-rank/out/grad_share.png: kd-rank/out/synth100/manifest.json
 	$(PAPERKIT) kd-rank-diag --teacher-logits kd-rank/out/synth100/teacher_test.npy \
 	  --student-logits kd-rank/out/synth100/student_kd_norank_s0_test.npy --plot $@ -o kd-rank/out/grad_share.csv
+
+# Sensitivity to k and gamma (KD base, smaller synth100): k in {0.5, 1, 2, 4} at gamma = 1, gamma in
+# {0.25, 0.5, 2} at k = 1. The first point trains the teacher; the others load it.
+PYTHON ?= $(or $(wildcard $(dir $(shell command -v $(firstword $(PAPERKIT))))python),python3)
+KDRANK_SWEEP := k0.5-g1 k1-g1 k2-g1 k4-g1 k1-g0.25 k1-g0.5 k1-g2
+kd-rank-sweep: kd-rank/out/sweep.csv
+
+kd-rank/out/sweep-k1-g1/manifest.json: kd-rank/configs/sweep.yaml
+	$(PAPERKIT) kd-rank --config $< --rank-k 1 --rank-weight 1 --run-dir $(@D) --resume -q > /dev/null
+
+kd-rank/out/sweep-%/manifest.json: kd-rank/configs/sweep.yaml kd-rank/out/sweep-k1-g1/manifest.json
+	k=$$(echo $* | sed -E 's/k([^-]+)-g.*/\1/'); g=$$(echo $* | sed -E 's/.*-g//'); \
+	$(PAPERKIT) kd-rank --config $< --rank-k $$k --rank-weight $$g --teacher kd-rank/out/sweep-k1-g1/teacher.pt \
+	  --run-dir $(@D) --resume -q > /dev/null
+
+kd-rank/out/sweep.csv kd-rank/out/sweep.png &: $(foreach p,$(KDRANK_SWEEP),kd-rank/out/sweep-$(p)/manifest.json)
+	$(PYTHON) kd-rank/sweep.py kd-rank/out/sweep.csv kd-rank/out/sweep.png $(foreach p,$(KDRANK_SWEEP),kd-rank/out/sweep-$(p))

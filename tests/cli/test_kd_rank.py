@@ -86,6 +86,11 @@ def test_digits_with_loaded_teacher_and_wrong_teacher(pk, tiny_run, tmp_path):
     assert r.exit_code == 3
     assert "100 classes" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "bad").exists()
+    import torch
+
+    torch.save({"kind": "something else"}, tmp_path / "other.pt")
+    r = pk("kd-rank", "--data", "digits", *TINY, "--teacher", tmp_path / "other.pt", "--run-dir", tmp_path / "bad")
+    assert r.exit_code == 3 and "not a kd-rank teacher" in r.stderr
 
 
 def test_npy_folder_with_teacher_logits(pk, tmp_path):

@@ -144,17 +144,22 @@ def load_teacher(state: dict, data: DistillData, source: str = "teacher") -> Tea
     """A teacher from :meth:`Teacher.checkpoint` (as loaded from a .pt), checked against the data."""
     if not isinstance(state, dict) or state.get("kind") != "paperkit.kd_rank.teacher":
         raise InputError(f"{source}: not a kd-rank teacher checkpoint (write one with paperkit kd-rank --teacher train)")
-    if int(state["n_classes"]) != data.n_classes:
+    try:
+        n_classes, n_features = int(state["n_classes"]), int(state["n_features"])
+        hidden = tuple(int(h) for h in state["hidden"])
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"{source}: teacher checkpoint lacks n_classes/n_features/hidden; expected one written "
+                         "by paperkit kd-rank") from None
+    if n_classes != data.n_classes:
         raise InputError(f"{source}: teacher has {state['n_classes']} classes but the data {data.name} has "
                          f"{data.n_classes}; expected the same")
-    if int(state["n_features"]) != data.n_features:
+    if n_features != data.n_features:
         raise InputError(f"{source}: teacher takes {state['n_features']} features but the data {data.name} has "
                          f"{data.n_features}")
-    hidden = tuple(int(h) for h in state["hidden"])
     model = make_mlp(data.n_features, hidden, data.n_classes)
     try:
         model.load_state_dict(state["state_dict"])
-    except (RuntimeError, KeyError) as e:
+    except (RuntimeError, KeyError, TypeError, AttributeError) as e:
         raise InputError(f"{source}: weights do not fit the recorded architecture ({str(e).splitlines()[0]})") from None
     return Teacher(model, hidden, data.n_features, data.n_classes)
 
