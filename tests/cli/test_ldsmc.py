@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from paperkit.core.io import read_json, read_table
+from tests.methods.ldsmc.conftest import tiny_model  # noqa: F401  (the session prior, trained once)
 
 FAST = ["--steps", "5", "--lsq-iters", "20", "-q"]
 
 
-from tests.methods.ldsmc.conftest import tiny_model  # noqa: F401  (the session prior, trained once)
 
 TRAIN = ["--vae-iters", "20", "--ldm-iters", "20", "--vae-width", "8", "--ldm-width", "16", "--threads", "1",
          "--batch", "32", "--classifier-iters", "5", "-q"]
