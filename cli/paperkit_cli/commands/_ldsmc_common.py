@@ -72,7 +72,7 @@ def setup(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, 
     from paperkit.core import io
     from paperkit.core.errors import InputError
     from paperkit.methods.ldsmc import operators as ops
-    from paperkit.methods.ldsmc.data import load_digits16
+    from paperkit.methods.ldsmc.data import load_dataset
     from paperkit.methods.ldsmc.pipeline import load_classifier, load_user_images
     from paperkit.methods.ldsmc.train import load_prior
 
@@ -88,11 +88,13 @@ def setup(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, 
     if image_files:
         truth = load_user_images(list(image_files), prior.image_shape)
     else:
-        if prior.image_shape != (1, 16, 16):
-            raise InputError(f"{model_dir}: the test split is 1×16×16 digits but the model takes {prior.image_shape}; "
-                             "pass --images")
-        truth, labels = load_digits16("test")
+        if prior.image_shape != (1, 16, 16) or prior.data not in ("digits", "shapes"):
+            raise InputError(f"{model_dir}: no built-in test images for this model (trained on {prior.data}, images "
+                             f"{prior.image_shape}); pass --images")
+        truth, labels = load_dataset(prior.data, "test", seed=0)
         truth, labels = truth[:n_images], labels[:n_images]
+        if prior.data != "digits":
+            labels = None  # the classifier metrics are for digits
     n = len(truth)
     if mask_file is not None:
         m = ops.check_mask(io.read_array(mask_file), prior.image_shape)
