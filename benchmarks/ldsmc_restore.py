@@ -43,14 +43,14 @@ def main() -> None:
         a.images, a.reps = 16, 1
     model = a.model
     if model is None:
-        from tests.methods.ldsmc.conftest import tiny_model
+        from tests.methods.ldsmc.conftest import build_tiny_model
 
         class Factory:
             def mktemp(self, name):
                 return Path(tempfile.mkdtemp(prefix=name))
 
         t0 = time.perf_counter()
-        model = tiny_model.__wrapped__(Factory())
+        model = build_tiny_model(Factory())
         print(f"trained a tiny prior in {time.perf_counter() - t0:.1f} s")
     prior = load_prior(model)
     x, _ = load_digits16("test")

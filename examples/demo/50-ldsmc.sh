@@ -1,7 +1,9 @@
 # ldsmc: train a tiny latent diffusion prior, restore 8 box-inpainted digits with LD-SMC, compare to latent DPS.
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-paperkit ldsmc-train --vae-iters 300 --ldm-iters 1000 --vae-width 16 --ldm-width 128 --run-dir "$out/model" -q
-paperkit ldsmc-restore --model "$out/model" --task box --tau 0.05 -N 8 --n-images 8 --run-dir "$out/smc"
-paperkit ldsmc-restore --model "$out/model" --task box --tau 0.05 --method ldps --n-images 8 --run-dir "$out/dps"
+paperkit ldsmc-train --vae-iters 80 --ldm-iters 300 --vae-width 16 --ldm-width 128 --classifier-iters 20 \
+    --threads 1 --run-dir "$out/model" -q
+paperkit ldsmc-restore --model "$out/model" --task box --tau 0.05 -N 8 --n-images 8 --threads 1 --run-dir "$out/smc"
+paperkit ldsmc-restore --model "$out/model" --task box --tau 0.05 --method ldps --n-images 8 --threads 1 \
+    --run-dir "$out/dps"
 ls "$out/smc"

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from paperkit.core.io import read_json, read_table
+from tests.methods.ldsmc.conftest import tiny_model  # noqa: F401  (the session prior, trained once)
 
 FAST = ["--steps", "5", "--lsq-iters", "20", "-q"]
 
 
-from tests.methods.ldsmc.conftest import tiny_model  # noqa: F401  (the session prior, trained once)
 
 TRAIN = ["--vae-iters", "20", "--ldm-iters", "20", "--vae-width", "8", "--ldm-width", "16", "--threads", "1",
          "--batch", "32", "--classifier-iters", "5", "-q"]
@@ -94,6 +94,15 @@ def test_restore_user_images_and_bench(model, pk, tmp_path):
            *FAST, "--run-dir", tmp_path / "u")
     assert r.exit_code == 0, r.stderr
     assert "accuracy" not in read_json(tmp_path / "u" / "metrics.json")  # no labels for user images
+    # a user's own prior: a Python file whose build_prior() returns a LatentPrior
+    user = tmp_path / "myprior.py"
+    user.write_text("from paperkit.methods.ldsmc import load_prior\n"
+                    f"def build_prior():\n    return load_prior({str(d)!r})\n")
+    r = pk("ldsmc-restore", "--model", user, "--n-images", "2", "-N", "2", *FAST, "--run-dir", tmp_path / "own")
+    assert r.exit_code == 0, r.stderr
+    (tmp_path / "broken.py").write_text("x = 1\n")
+    r = pk("ldsmc-restore", "--model", tmp_path / "broken.py", "-q", "--run-dir", tmp_path / "own2")
+    assert r.exit_code == 3 and "build_prior" in r.stderr
     r = pk("ldsmc-bench", "--model", d, "--n-images", "4", "-N", "2", *FAST, "--seeds", "2", "--methods",
            "ldsmc,ltds,ldps,lsq", "--run-dir", tmp_path / "bench")
     assert r.exit_code == 0, r.stderr

@@ -7,8 +7,9 @@ import click
 from paperkit_cli import options
 
 problem_options = options._compose(
-    click.option("--model", "model_dir", required=True, type=click.Path(file_okay=False), metavar="DIR",
-                 help="Folder written by 'paperkit ldsmc-train' (vae.pt, ldm.pt, classifier.npz)."),
+    click.option("--model", "model_dir", required=True, type=click.Path(exists=True), metavar="DIR|FILE.py",
+                 help="Folder written by 'paperkit ldsmc-train' (vae.pt, ldm.pt, classifier.npz), or your own "
+                      "Python file whose build_prior() returns a paperkit.methods.ldsmc.LatentPrior."),
     click.option("--task", type=click.Choice(["box", "random", "sr2", "blur"]), default="box", show_default=True,
                  help="box: box inpainting; random: random missing pixels; sr2: 2× average-pool "
                       "super-resolution; blur: 5×5 Gaussian blur (σ = 1)."),
@@ -71,7 +72,7 @@ def setup(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, 
     from paperkit.core import io
     from paperkit.core.errors import InputError
     from paperkit.methods.ldsmc import operators as ops
-    from paperkit.methods.ldsmc.data import load_digits16
+    from paperkit.methods.ldsmc.data import load_dataset
     from paperkit.methods.ldsmc.pipeline import load_classifier, load_user_images
     from paperkit.methods.ldsmc.train import load_prior
 
@@ -79,17 +80,21 @@ def setup(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, 
         raise InputError(f"--tau {tau}: the noise level must be a positive number")
     if particles < 1:
         raise InputError(f"--particles {particles}: expected at least 1 particle")
-    prior = load_prior(model_dir)
-    classifier = load_classifier(model_dir)
+    if str(model_dir).endswith(".py"):
+        prior, classifier = user_prior(model_dir), None
+    else:
+        prior, classifier = load_prior(model_dir), load_classifier(model_dir)
     labels = None
     if image_files:
         truth = load_user_images(list(image_files), prior.image_shape)
     else:
-        if prior.image_shape != (1, 16, 16):
-            raise InputError(f"{model_dir}: the test split is 1×16×16 digits but the model takes {prior.image_shape}; "
-                             "pass --images")
-        truth, labels = load_digits16("test")
+        if prior.image_shape != (1, 16, 16) or prior.data not in ("digits", "shapes"):
+            raise InputError(f"{model_dir}: no built-in test images for this model (trained on {prior.data}, images "
+                             f"{prior.image_shape}); pass --images")
+        truth, labels = load_dataset(prior.data, "test", seed=0)
         truth, labels = truth[:n_images], labels[:n_images]
+        if prior.data != "digits":
+            labels = None  # the classifier metrics are for digits
     n = len(truth)
     if mask_file is not None:
         m = ops.check_mask(io.read_array(mask_file), prior.image_shape)
@@ -102,6 +107,29 @@ def setup(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, 
     x = torch.from_numpy(truth)
     y = ops.measure(op, x, tau, seed=seed)
     return prior, classifier, truth, labels, op, y
+
+
+def user_prior(path):
+    """Import the user's file and call its build_prior()."""
+    import importlib.util
+
+    from paperkit.core.errors import InputError
+    from paperkit.methods.ldsmc.models import LatentPrior
+
+    spec = importlib.util.spec_from_file_location("paperkit_user_prior", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        raise InputError(f"{path}: importing it failed ({type(e).__name__}: {e})") from None
+    if not callable(getattr(module, "build_prior", None)):
+        raise InputError(f"{path}: defines no build_prior() function")
+    prior = module.build_prior()
+    if not isinstance(prior, LatentPrior):
+        raise InputError(f"{path}: build_prior() returned {type(prior).__name__}, expected a LatentPrior")
+    if len(prior.image_shape) != 3:
+        raise InputError(f"{path}: the prior's image_shape {prior.image_shape} is not (C, H, W)")
+    return prior
 
 
 def restore_params(particles, steps, s, kappa1, kappa2, rho, gibbs, loglik, aux_var, refine_iters, lsq_iters, zeta,

@@ -7,9 +7,18 @@ import pytest
 TINY = {"vae_iters": 400, "vae_width": 16, "vae_batch": 64, "ldm_iters": 1500, "ldm_width": 128, "ldm_depth": 2}
 
 
+_BUILT = {}  # one prior per test process, also when another test module imports the fixture
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):
     """Folder with vae.pt, ldm.pt and classifier.npz, laid out as 'paperkit ldsmc-train' writes it."""
+    if "dir" not in _BUILT:
+        _BUILT["dir"] = build_tiny_model(tmp_path_factory)
+    return _BUILT["dir"]
+
+
+def build_tiny_model(tmp_path_factory):
     import torch
 
     from paperkit.methods.ldsmc import train as tr
@@ -30,7 +39,7 @@ def tiny_model(tmp_path_factory):
     tr.save_vae(d / tr.VAE_FILE, vae, shift=shift, scale=scale, recon_rmse=tr.reconstruction_rmse(vae, xt),
                 data="digits")
     tr.save_ldm(d / tr.LDM_FILE, eps, sched)
-    save_classifier(d / CLASSIFIER_FILE, DigitsClassifier().fit(x, y, max_iter=150))
+    save_classifier(d / CLASSIFIER_FILE, DigitsClassifier().fit(x, y, max_iter=40))
     torch.set_num_threads(threads)
     d.joinpath("train_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
     return d

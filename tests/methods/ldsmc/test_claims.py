@@ -28,7 +28,11 @@ def _problem(n, seed):
 @pytest.mark.slow
 def test_ldsmc_beats_latent_dps_on_box_inpainting(tiny_prior, tiny_model):
     """Check 3: 64 digits, 8×8 centred box, τ = 0.05, 3 seeds: LD-SMC (N = 8) has higher classifier accuracy and
-    lower Fréchet digits distance than latent DPS at the same number of DDIM steps."""
+    lower Fréchet digits distance than latent DPS at the same number of DDIM steps.
+
+    Deterministic, and it can fail: with the paper's κ1 = 1, κ2 = 2.5, ρ = 0.75 at 25 steps LD-SMC loses on both.
+    The accuracy margin is small on this tiny prior (0.81 vs 0.76 here; on seeds 3–5 the two tie at ≈ 0.78),
+    the Fréchet margin holds on both seed sets (see examples/ldsmc/README.md)."""
     torch.set_num_threads(1)
     clf = load_classifier(tiny_model)
     ref = clf.features(load_digits16("test")[0])

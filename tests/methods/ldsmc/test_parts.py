@@ -131,3 +131,17 @@ def test_mismatched_checkpoints_are_refused(tmp_path):
     (tmp_path / "vae.pt").write_bytes(b"garbage")
     with pytest.raises(InputError, match="not a readable"):
         tr.load_prior(tmp_path)
+
+
+def test_offline_data():
+    from paperkit.methods.ldsmc.data import load_dataset, load_digits16
+
+    tr, ytr = load_digits16("train")
+    te, yte = load_digits16("test")
+    assert tr.shape[1:] == (1, 16, 16) and len(tr) + len(te) == 1797 and 190 <= len(te) <= 210
+    assert tr.min() >= -1 and tr.max() <= 1 and set(yte) == set(range(10))
+    a, _ = load_dataset("shapes", "train", seed=0)
+    b, _ = load_dataset("shapes", "test", seed=0)
+    c, _ = load_dataset("shapes", "test", seed=5)
+    assert a.shape == (2000, 1, 16, 16) and np.array_equal(b, c)
+    assert not any(np.array_equal(b[0], x) for x in a[:200])

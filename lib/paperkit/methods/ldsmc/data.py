@@ -13,6 +13,7 @@ from paperkit.core.errors import InputError
 
 IMAGE_SIZE = 16
 N_TEST = 200
+SHAPES_TEST_SEED = 999_983
 
 
 def _upsample(images8: np.ndarray) -> np.ndarray:
@@ -68,9 +69,12 @@ def render_shapes(n: int, seed: int = 0, size: int = IMAGE_SIZE) -> tuple[np.nda
 
 
 def load_dataset(name: str, split: str = "train", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``digits`` or ``shapes`` (shapes: 2000 train images from ``seed``, 200 test images from ``seed + 1``)."""
+    """``digits`` or ``shapes`` (shapes: 2000 train images drawn from ``seed``; the 200 test images always from
+    the fixed seed SHAPES_TEST_SEED, so every model sees the same test set)."""
     if name == "digits":
         return load_digits16(split)
     if name == "shapes":
-        return render_shapes(2000 if split == "train" else N_TEST, seed=seed if split == "train" else seed + 1)
+        if split == "train":
+            return render_shapes(2000, seed=seed + 1 if seed == SHAPES_TEST_SEED else seed)
+        return render_shapes(N_TEST, seed=SHAPES_TEST_SEED)
     raise InputError(f"unknown data set '{name}'; expected digits or shapes")

@@ -142,6 +142,7 @@ class LatentPrior:
     image_shape: tuple[int, ...]
     recon_rmse: float = 0.0  # the VAE's reconstruction RMSE on held-out images (used by the residual bound)
     modules: dict[str, Any] = field(default_factory=dict)
+    data: str | None = None  # the offline data set it was trained on (digits, shapes), None for user models
 
     @classmethod
     def from_modules(cls, encoder: Callable, decoder: Callable, eps_model: Callable, schedule: Schedule,

@@ -179,5 +179,7 @@ def load_prior(model_dir: str | Path) -> LatentPrior:
             first = str(e).strip().splitlines()[-1].strip() if str(e).strip() else "shape mismatch"
             raise InputError(f"{d / name}: weights do not match the model's shapes ({first})") from None
     s = m["schedule"]
-    return prior_from_trained(vae, eps, Schedule(s["T"], s["beta_start"], s["beta_end"]), v["shift"], v["scale"],
-                              v.get("recon_rmse", 0.0))
+    prior = prior_from_trained(vae, eps, Schedule(s["T"], s["beta_start"], s["beta_end"]), v["shift"], v["scale"],
+                               v.get("recon_rmse", 0.0))
+    prior.data = v.get("data")
+    return prior
