@@ -20,13 +20,14 @@ WORK_ELEMS = 1 << 18  # scores per chunk (~1 MiB fp32): keeps the gathered keys 
 
 
 def dense_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, rows: torch.Tensor | None = None,
-                    chunk: int = 512) -> tuple[torch.Tensor, torch.Tensor]:
+                    chunk: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Causal softmax attention in fp32, row chunks at a time: output [H, R, D] and log-sum-exp [H, R].
 
     ``rows`` restricts the queries (original positions); the default is all of them.
     """
     H, n, d = q.shape
     rows = torch.arange(n, device=q.device) if rows is None else rows.to(q.device)
+    chunk = chunk or max(16, (1 << 25) // (H * n))  # ~128 MiB of fp32 scores per chunk
     scale = 1.0 / math.sqrt(d)
     outs, lses = [], []
     kf, vf = k.float(), v.float()
