@@ -20,13 +20,14 @@ WORK_ELEMS = 1 << 18  # scores per chunk (~1 MiB fp32): keeps the gathered keys 
 
 
 def dense_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, rows: torch.Tensor | None = None,
-                    chunk: int = 512) -> tuple[torch.Tensor, torch.Tensor]:
+                    chunk: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Causal softmax attention in fp32, row chunks at a time: output [H, R, D] and log-sum-exp [H, R].
 
     ``rows`` restricts the queries (original positions); the default is all of them.
     """
     H, n, d = q.shape
     rows = torch.arange(n, device=q.device) if rows is None else rows.to(q.device)
+    chunk = chunk or max(16, (1 << 25) // (H * n))  # ~128 MiB of fp32 scores per chunk
     scale = 1.0 / math.sqrt(d)
     outs, lses = [], []
     kf, vf = k.float(), v.float()
@@ -68,7 +69,7 @@ def sparse_prefill_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, inde
         keys, valid = keys.gather(1, order), valid.gather(1, order)
         qpos_all = _slot_positions(index.q_perm[h], bs)
         blocks = torch.arange(keys.shape[0], device=q.device) if q_blocks is None else q_blocks.to(q.device)
-        qh, kh, vh = q[h].float(), k[h].float(), v[h].float()
+        qh, kh, vh = q[h].float() * scale, k[h].float(), v[h].float()
         start = 0
         while start < blocks.numel():
             width = int(counts[blocks[start]].clamp(min=1))
@@ -77,15 +78,16 @@ def sparse_prefill_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, inde
             width = max(1, int(counts[chunk].max()))
             kp, ok = keys[chunk, :width], valid[chunk, :width]
             qp = qpos_all[chunk]  # [c, bs]
-            qs = qh[qp.clamp(min=0)]  # [c, bs, d]
-            s = torch.bmm(qs, kh[kp].transpose(1, 2)) * scale  # [c, bs, width]
-            allowed = ok[:, None, :] & (kp[:, None, :] <= qp[:, :, None])
-            s = s.masked_fill(~allowed, float("-inf"))
+            qs = qh[qp.clamp(min=0)]  # [c, bs, d], pre-scaled
+            # in-place elementwise steps: the [c, bs, width] scores are the working set, touched once each
+            s = torch.bmm(qs, kh[kp].transpose(1, 2))  # [c, bs, width]
+            blocked = (kp[:, None, :] > qp[:, :, None]) | ~ok[:, None, :]
+            s.masked_fill_(blocked, float("-inf"))
             m = s.amax(-1, keepdim=True)
             m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
-            p = torch.exp(s - m)
+            p = s.sub_(m).exp_()
             z = p.sum(-1, keepdim=True)
-            o = torch.bmm(p, vh[kp]) / z.clamp(min=1e-30)
+            o = torch.bmm(p, vh[kp]).div_(z.clamp(min=1e-30))
             lse = (m + torch.log(z)).squeeze(-1)
             real = qp >= 0
             out[h, qp[real]] = o[real]
