@@ -9,6 +9,7 @@ from a seed, never implicitly, and each image may have its own mask.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 
 import numpy as np
 import torch
@@ -19,22 +20,24 @@ from paperkit.core.errors import InputError
 TASKS = ("box", "random", "sr2", "blur")
 
 
-class Operator:
+class Operator(ABC):
     name = "operator"
     linear = True
 
+    @abstractmethod
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError
+        """A(x), the noiseless measurement of an image batch."""
 
+    @abstractmethod
     def pinv(self, y: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError
+        """A⁺(y), a right inverse of A."""
 
     def project(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return x + self.pinv(y - self(x))
 
+    @abstractmethod
     def measurement_size(self) -> int:
         """m, the number of measured values per image."""
-        raise NotImplementedError
 
     def repeat(self, n: int) -> Operator:
         """The operator for a batch where each image is repeated ``n`` times in a row (particles)."""
@@ -134,7 +137,8 @@ class MatrixOperator(Operator):
         return x.flatten(1) @ self.A.T
 
     def pinv(self, y: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError("MatrixOperator.project is used instead")
+        """A⁺y as flat vectors (B, d): the image shape is not known from y; ``project`` reshapes."""
+        return y @ self.A_pinv.T
 
     def project(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         r = y - self(x)
