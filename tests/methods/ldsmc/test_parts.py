@@ -32,6 +32,11 @@ def test_operators_are_linear_with_a_right_inverse():
             y = op(x)
             torch.testing.assert_close(op(op.pinv(y)), y, atol=1e-5, rtol=1e-5)
             torch.testing.assert_close(op(op.project(a, y)), y, atol=1e-5, rtol=1e-5)
+    A = torch.randn(40, 256, generator=g)  # a wide dense matrix: full row rank, so A A⁺ = I
+    op = operators.MatrixOperator(A)
+    y = op(x)
+    torch.testing.assert_close(op(op.pinv(y)), y, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(op(op.project(a, y)), y, atol=1e-4, rtol=1e-4)
 
 
 def test_blur_matches_a_direct_circular_convolution():
