@@ -35,3 +35,19 @@ def test_bash_completion_really_completes(pk_bin):
     """Drive click's completion protocol as bash would: complete 'paperkit pa'."""
     r = pk_bin(None, env={"_PAPERKIT_COMPLETE": "bash_complete", "COMP_WORDS": "paperkit pa", "COMP_CWORD": "1"})
     assert r.exit_code == 0 and "papers" in r.stdout
+
+
+def test_help_command_index_lists_what_importing_every_command_would():
+    """``paperkit --help`` reads the generated index; the listing must equal click's own, which imports
+    every command module, at narrow and wide terminals."""
+    import click
+
+    from paperkit_cli.main import cli
+
+    for width in (60, 80, 100, 200):
+        ctx = click.Context(cli, info_name="paperkit", max_content_width=width)
+        fast, slow = click.HelpFormatter(width=width), click.HelpFormatter(width=width)
+        cli.format_commands(ctx, fast)
+        click.Group.format_commands(cli, ctx, slow)
+        assert fast.getvalue() == slow.getvalue()
+        assert all(f"{n} " in fast.getvalue() for n in registry.available_commands())

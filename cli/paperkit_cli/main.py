@@ -31,6 +31,24 @@ class LazyGroup(click.Group):
         state.settings["command"] = name  # so errors raised while parsing are prefixed with the command
         return name, command, rest
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the generated index (``_short_help.py``) instead of importing every
+        command module (each costs a few ms of click decorators); click's own listing if it is stale."""
+        try:
+            from paperkit_cli._short_help import SHORT_HELP
+        except ImportError:
+            SHORT_HELP = {}
+        names = self.list_commands(ctx)
+        if not names or any(n not in SHORT_HELP for n in names):
+            return super().format_commands(ctx, formatter)
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            explicit, text = SHORT_HELP[name]
+            rows.append((name, text if explicit else click.utils.make_default_short_help(text, limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in registry.COMMANDS:
             return None
