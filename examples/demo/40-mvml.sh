@@ -4,5 +4,6 @@ paperkit mvml-make --dataset synthetic --n 300 --out "$out/data"
 paperkit mvml-fit --views "$out/data/view1.npy,$out/data/view2.npy,$out/data/view3.npy" --labels "$out/data/labels.npy" \
   --m 16 --cv 2 --methods tmvml,ridge-view --run-dir "$out/run"
 paperkit mvml-predict --model "$out/run/model.npz" --views "$out/data/view1.npy,$out/data/view2.npy,$out/data/view3.npy" \
-  --what labels | head -3
+  --what labels -o "$out/labels.jsonl"
+head -3 "$out/labels.jsonl"
 rm -rf "$out"
