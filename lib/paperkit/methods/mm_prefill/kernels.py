@@ -20,6 +20,21 @@ from paperkit.methods.mm_prefill.index import SparseIndex
 
 
 @triton.jit
+def _attend(q, K, V, base, kpos, k_ok, qpos, row_ok, offs_d, m_i, l_i, acc, D: tl.constexpr):
+    """One online-softmax step over the keys at original positions ``kpos`` (a tile or a column group)."""
+    kt = tl.load(K + base + kpos[:, None].to(tl.int64) * D + offs_d[None, :], mask=k_ok[:, None], other=0.0)
+    vt = tl.load(V + base + kpos[:, None].to(tl.int64) * D + offs_d[None, :], mask=k_ok[:, None], other=0.0)
+    s = tl.dot(q, tl.trans(kt.to(tl.float32)))
+    allowed = (qpos[:, None] >= kpos[None, :]) & k_ok[None, :] & row_ok[:, None]
+    s = tl.where(allowed, s, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with nothing allowed yet stays empty
+    alpha = tl.exp2(m_i - m_safe)
+    p = tl.exp2(s - m_safe[:, None])
+    return m_new, l_i * alpha + tl.sum(p, 1), acc * alpha[:, None] + tl.dot(p, vt.to(tl.float32))
+
+
+@triton.jit
 def _sparse_prefill_fwd(Q, K, V, Out, LSE, QPERM, KPERM, BIDX, BCNT, CIDX, CCNT, sm_scale, N, MAXB, MAXC, NB,
                         D: tl.constexpr, BLOCK: tl.constexpr, COLS: tl.constexpr):
     qb = tl.program_id(0)
@@ -43,35 +58,13 @@ def _sparse_prefill_fwd(Q, K, V, Out, LSE, QPERM, KPERM, BIDX, BCNT, CIDX, CCNT,
         kslot = kb * BLOCK + offs_n
         k_ok = kslot < N
         kpos = tl.load(KPERM + h * N + kslot, mask=k_ok, other=0)
-        kt = tl.load(K + base + kpos[:, None].to(tl.int64) * D + offs_d[None, :], mask=k_ok[:, None], other=0.0)
-        vt = tl.load(V + base + kpos[:, None].to(tl.int64) * D + offs_d[None, :], mask=k_ok[:, None], other=0.0)
-        s = tl.dot(q, tl.trans(kt.to(tl.float32)))
-        allowed = (qpos[:, None] >= kpos[None, :]) & k_ok[None, :] & row_ok[:, None]
-        s = tl.where(allowed, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp2(m_i - m_safe)
-        p = tl.exp2(s - m_safe[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p, vt.to(tl.float32))
-        m_i = m_new
+        m_i, l_i, acc = _attend(q, K, V, base, kpos, k_ok, qpos, row_ok, offs_d, m_i, l_i, acc, D)
     ncol = tl.load(CCNT + meta)
     offs_c = tl.arange(0, COLS)
     for c0 in range(0, ncol, COLS):
         c_ok = (c0 + offs_c) < ncol
         kpos = tl.load(CIDX + meta * MAXC + c0 + offs_c, mask=c_ok, other=0)
-        kt = tl.load(K + base + kpos[:, None].to(tl.int64) * D + offs_d[None, :], mask=c_ok[:, None], other=0.0)
-        vt = tl.load(V + base + kpos[:, None].to(tl.int64) * D + offs_d[None, :], mask=c_ok[:, None], other=0.0)
-        s = tl.dot(q, tl.trans(kt.to(tl.float32)))
-        allowed = (qpos[:, None] >= kpos[None, :]) & c_ok[None, :] & row_ok[:, None]
-        s = tl.where(allowed, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp2(m_i - m_safe)
-        p = tl.exp2(s - m_safe[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p, vt.to(tl.float32))
-        m_i = m_new
+        m_i, l_i, acc = _attend(q, K, V, base, kpos, c_ok, qpos, row_ok, offs_d, m_i, l_i, acc, D)
     l_safe = tl.where(l_i > 0, l_i, 1.0)
     out = acc / l_safe[:, None]
     tl.store(Out + base + qpos[:, None].to(tl.int64) * D + offs_d[None, :], out.to(Out.dtype.element_ty),
