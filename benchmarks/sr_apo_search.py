@@ -31,7 +31,7 @@ SHARED = ROOT.parent / "shared" / "data" / "pmlb"
 def dataset_f4():
     path = SHARED / "1027_ESL.tsv.gz"
     if path.exists():
-        from paperkit.core.io import read_table
+        from paperkit.core.tables import read_table
 
         t = read_table(path)
         cols = [c for c in t.columns if c != "target"]

@@ -4,7 +4,7 @@ import sys
 
 import numpy as np
 
-from paperkit.core.io import write_table
+from paperkit.core.tables import write_table
 from paperkit.datasets import load_bundled
 
 seed, out = int(sys.argv[1]), sys.argv[2]

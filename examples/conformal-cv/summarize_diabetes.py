@@ -4,7 +4,8 @@ import sys
 
 import numpy as np
 
-from paperkit.core.io import read_json, write_table
+from paperkit.core.io import read_json
+from paperkit.core.tables import write_table
 
 out, paths = sys.argv[1], sys.argv[2:]
 runs = [read_json(p) for p in paths]

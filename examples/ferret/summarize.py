@@ -11,7 +11,7 @@ from pathlib import Path
 
 def main(out: Path) -> None:
     sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "lib")]
-    from paperkit.core.io import save_figure
+    from paperkit.core.plots import save_figure
     from paperkit.methods.ferret.plots import curves_figure
 
     print("| task | algorithm | params d | uplink floats / client / round | share of d | total uplink MB | "

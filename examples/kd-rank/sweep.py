@@ -5,13 +5,13 @@
 
 import sys
 
-from paperkit.core import io
+from paperkit.core import plots, tables
 
 
 def main(out_csv: str, out_png: str, runs: list[str]) -> None:
     rows = []
     for run in runs:
-        summary = {r["rank"]: r for r in io.read_table(f"{run}/summary.csv").records()}
+        summary = {r["rank"]: r for r in tables.read_table(f"{run}/summary.csv").records()}
         off, on = summary["off"], summary["on"]
         rows.append({"rank_k": on["rank_k"], "rank_weight": on["rank_weight"],
                      "tau_off": off["kendall_tau_mean"], "tau_on": on["kendall_tau_mean"],
@@ -19,8 +19,8 @@ def main(out_csv: str, out_png: str, runs: list[str]) -> None:
                      "top1_off": off["top1_mean"], "top1_on": on["top1_mean"],
                      "top1_gain": on["top1_mean"] - off["top1_mean"], "top1_on_std": on["top1_std"]})
     rows.sort(key=lambda r: (r["rank_weight"], r["rank_k"]))
-    io.write_table(out_csv, rows)
-    fig, axes = io.new_figure(1, 2, figsize=(11, 3.6))
+    tables.write_table(out_csv, rows)
+    fig, axes = plots.new_figure(1, 2, figsize=(11, 3.6))
     fig.subplots_adjust(wspace=0.6)
     for ax, key, label in ((axes[0], "rank_k", "k (γ = 1)"), (axes[1], "rank_weight", "γ (k = 1)")):
         other = "rank_weight" if key == "rank_k" else "rank_k"
@@ -35,7 +35,7 @@ def main(out_csv: str, out_png: str, runs: list[str]) -> None:
         twin.plot(xs, [p[2] for p in pts], "s--", color="#4c72b0", label="Δ top-1")
         twin.set_ylabel("Δ top-1 (points)")
     fig.suptitle("kd-rank on synth100 (KD base, 3 seeds): gain of the rank loss", fontsize=10)
-    io.save_figure(fig, out_png)
+    plots.save_figure(fig, out_png)
 
 
 if __name__ == "__main__":

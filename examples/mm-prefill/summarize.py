@@ -6,7 +6,9 @@
 import sys
 from pathlib import Path
 
-from paperkit.core.io import new_figure, read_json, save_figure, write_table
+from paperkit.core.io import read_json
+from paperkit.core.plots import new_figure, save_figure
+from paperkit.core.tables import write_table
 
 
 def main(out_dir: str, *runs: str) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paperkit.core import io
+from paperkit.core import io, plots, tables
 
 
 def main(out_csv: str, out_png: str, *runs: str) -> None:
@@ -19,10 +19,10 @@ def main(out_csv: str, out_png: str, *runs: str) -> None:
             rows.append({"dataset": Path(run).name, "method": method,
                          **{f"{k}_mean": v["mean"] for k, v in vals.items()},
                          **{f"{k}_std": v["std"] for k, v in vals.items()}})
-    io.write_table(out_csv, rows)
+    tables.write_table(out_csv, rows)
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     methods = list(dict.fromkeys(r["method"] for r in rows))
-    fig, ax = io.new_figure(figsize=(10, 3.8))
+    fig, ax = plots.new_figure(figsize=(10, 3.8))
     width = 0.8 / len(methods)
     for i, meth in enumerate(methods):
         means = [next(r["average_precision_mean"] for r in rows if r["dataset"] == d and r["method"] == meth) for d in datasets]
@@ -35,7 +35,7 @@ def main(out_csv: str, out_png: str, *runs: str) -> None:
     ax.set_ylabel("average precision (5 splits)")
     ax.legend(ncol=4, fontsize=8, loc="lower left")
     fig.tight_layout()
-    io.save_figure(fig, out_png)
+    plots.save_figure(fig, out_png)
 
 
 if __name__ == "__main__":

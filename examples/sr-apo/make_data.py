@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import load_diabetes, make_friedman1
 
-from paperkit.core.io import write_table
+from paperkit.core.tables import write_table
 
 
 def main(out: Path) -> None:

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from paperkit.core.io import read_json, read_table
+from paperkit.core.io import read_json
+from paperkit.core.tables import read_table
 
 FAST = ["-T", "3000", "--runs", "3", "-q"]
 

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from paperkit.core.io import read_table, write_array, write_table
+from paperkit.core.io import write_array
+from paperkit.core.tables import read_table, write_table
 from paperkit.methods.conformal import combine
 
 

@@ -2,7 +2,7 @@
 
 import json
 
-from paperkit.core.io import read_table
+from paperkit.core.tables import read_table
 
 
 def test_sim_writes_results_plot_and_resumes(pk, tmp_path):

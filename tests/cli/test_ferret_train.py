@@ -5,7 +5,8 @@ import json
 import pytest
 import torch
 
-from paperkit.core.io import read_json, read_table
+from paperkit.core.io import read_json
+from paperkit.core.tables import read_table
 
 FAST = ["--clients", "6", "--fraction", "0.5", "--rounds", "3", "--local-steps", "3", "--k", "30", "-q"]
 

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from paperkit.core.io import read_json, read_table
+from paperkit.core.io import read_json
+from paperkit.core.tables import read_table
 
 TINY = ["--train-per-class", "6", "--test-per-class", "3", "--teacher-hidden", "32", "--teacher-epochs", "2",
         "--epochs", "2", "--batch-size", "64", "-q"]

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from paperkit.core.io import read_json, read_table
+from paperkit.core.io import read_json
+from paperkit.core.tables import read_table
 from tests.methods.ldsmc.conftest import tiny_model  # noqa: F401  (the session prior, trained once)
 
 FAST = ["--steps", "5", "--lsq-iters", "20", "-q"]

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from paperkit.core.io import read_json, read_table
+from paperkit.core.io import read_json
+from paperkit.core.tables import read_table
 
 
 @pytest.fixture(autouse=True)

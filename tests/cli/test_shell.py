@@ -126,9 +126,9 @@ def test_manifest_beside_output(tmp_path, capsys):
     out_file = tmp_path / "res.csv"
 
     def action(**kw):
-        from paperkit.core import io
+        from paperkit.core import tables
 
-        io.write_table(out_file, {"a": [1.0]})
+        tables.write_table(out_file, {"a": [1.0]})
         runtime.write_manifest(inputs=[], output=str(out_file), seed=kw["seed"])
 
     rc, _, _ = _run(_cmd(action), ["--seed", "4", "--alpha", "0.5"], capsys)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paperkit.core import io
+from paperkit.core import io, plots, tables
 from paperkit.core.errors import InputError, UsageError
 
 names = st.text(alphabet=st.characters(whitelist_categories=("L", "N"), whitelist_characters="_ -"),
@@ -19,7 +19,7 @@ texts = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_s
 
 
 @st.composite
-def tables(draw):
+def table_data(draw):
     cols = draw(st.lists(names, min_size=1, max_size=4, unique=True))
     n = draw(st.integers(0, 6))
     data = {}
@@ -36,11 +36,11 @@ def tables(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=tables(), fmt=st.sampled_from(["csv", "tsv", "jsonl"]))
+@given(data=table_data(), fmt=st.sampled_from(["csv", "tsv", "jsonl"]))
 def test_table_round_trip(tmp_path, data, fmt):
     path = tmp_path / f"t.{fmt}"
-    io.write_table(path, data)
-    back = io.read_table(path)
+    tables.write_table(path, data)
+    back = tables.read_table(path)
     n = len(next(iter(data.values())))
     if fmt == "jsonl" and n == 0:
         assert back.columns == []  # JSON lines have no header: no rows, no columns
@@ -96,11 +96,11 @@ def test_npz_bytes_are_deterministic(tmp_path):
 
 def test_gzip_text_round_trip_and_determinism(tmp_path):
     data = {"x": [1.0, 2.0], "y": ["a", "b"]}
-    io.write_table(tmp_path / "a.tsv.gz", data)
-    io.write_table(tmp_path / "b.tsv.gz", data)
+    tables.write_table(tmp_path / "a.tsv.gz", data)
+    tables.write_table(tmp_path / "b.tsv.gz", data)
     assert (tmp_path / "a.tsv.gz").read_bytes() == (tmp_path / "b.tsv.gz").read_bytes()
     assert gzip.decompress((tmp_path / "a.tsv.gz").read_bytes()).decode() == "x\ty\n1.0\ta\n2.0\tb\n"
-    t = io.read_table(tmp_path / "a.tsv.gz")
+    t = tables.read_table(tmp_path / "a.tsv.gz")
     assert t.columns == ["x", "y"] and list(t.column("y")) == ["a", "b"]
 
 
@@ -121,9 +121,9 @@ def test_torch_round_trip_weights_only(tmp_path):
 
 
 def test_png(tmp_path):
-    fig, ax = io.new_figure()
+    fig, ax = plots.new_figure()
     ax.plot([0, 1], [0, 1])
-    io.save_figure(fig, tmp_path / "p.png")
+    plots.save_figure(fig, tmp_path / "p.png")
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -152,16 +152,16 @@ def test_atomic_write_keeps_normal_permissions(tmp_path):
 
 
 def test_stdout_and_stdin(capsys, monkeypatch):
-    io.write_table("-", {"a": [1.0], "b": ["x"]})
+    tables.write_table("-", {"a": [1.0], "b": ["x"]})
     assert capsys.readouterr().out == '{"a": 1.0, "b": "x"}\n'
     import sys
     from io import StringIO
 
     monkeypatch.setattr(sys, "stdin", StringIO("a,b\n1,2\n3,4\n"))
-    t = io.read_table("-")
+    t = tables.read_table("-")
     assert t.numeric().tolist() == [[1.0, 2.0], [3.0, 4.0]]
     monkeypatch.setattr(sys, "stdin", StringIO('{"a": 1}\n{"a": 2}\n'))
-    assert io.read_table("-").column("a").tolist() == [1.0, 2.0]
+    assert tables.read_table("-").column("a").tolist() == [1.0, 2.0]
 
 
 def test_binary_refused_on_a_terminal(monkeypatch):
@@ -184,7 +184,7 @@ def test_bad_tables(tmp_path, content, message):
     p = tmp_path / "bad.csv"
     p.write_text(content)
     with pytest.raises(InputError, match=message):
-        io.read_table(p)
+        tables.read_table(p)
 
 
 def test_headerless_tables(tmp_path):
@@ -193,20 +193,20 @@ def test_headerless_tables(tmp_path):
     p = tmp_path / "m.csv.gz"
     with gzip.open(p, "wt") as f:
         f.write("\n0.5,0.5\n0.5,0.5\n")  # a bare matrix: duplicate values are not column names
-    t = io.read_table(p, header=False)
+    t = tables.read_table(p, header=False)
     assert t.columns == ["1", "2"] and t.numeric().tolist() == [[0.5, 0.5], [0.5, 0.5]]
     q = tmp_path / "r.tsv"
     q.write_text("1\t2\n3\n")
     with pytest.raises(InputError, match="line 2 has 1 fields; line 1 has 2"):
-        io.read_table(q, header=False)
+        tables.read_table(q, header=False)
     q.write_text("")
     with pytest.raises(InputError, match="empty file; expected at least one row"):
-        io.read_table(q, header=False)
+        tables.read_table(q, header=False)
 
 
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(InputError, match="no such file"):
-        io.read_table(tmp_path / "nope.csv")
+        tables.read_table(tmp_path / "nope.csv")
     with pytest.raises(InputError, match="is a directory"):
         io.read_json(tmp_path)
 
@@ -214,7 +214,7 @@ def test_missing_file_and_directory(tmp_path):
 def test_numeric_errors_name_column_and_rows(tmp_path):
     p = tmp_path / "d.csv"
     p.write_text("x,y,z\n1,2,a\n2,,b\n3,nan,c\n4,inf,d\n")
-    t = io.read_table(p)
+    t = tables.read_table(p)
     with pytest.raises(InputError, match=r"column 'y' has 2 NaN and 1 infinite value\(s\) \(rows 2, 3, 4\)"):
         t.numeric(["x", "y"])
     with pytest.raises(InputError, match=r"column 'z' has 4 non-numeric value\(s\) \(data rows 1, 2, 3, 4"):

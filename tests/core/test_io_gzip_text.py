@@ -1,12 +1,12 @@
 """Gzip-compressed text tables are written whole, deterministically, and read back."""
 
-from paperkit.core import io
+from paperkit.core import tables
 
 
 def test_write_table_gz_round_trip_and_same_bytes(tmp_path):
     a, b = tmp_path / "a.csv.gz", tmp_path / "b.csv.gz"
     for p in (a, b):
-        io.write_table(p, {"x": [1.5, 2.0], "name": ["u", "v"]}, fmt="csv")
+        tables.write_table(p, {"x": [1.5, 2.0], "name": ["u", "v"]}, fmt="csv")
     assert a.read_bytes() == b.read_bytes()
-    t = io.read_table(a)
+    t = tables.read_table(a)
     assert t.columns == ["x", "name"] and t.column("x").tolist() == [1.5, 2.0]

@@ -31,7 +31,7 @@ def cli(preset, instance_path, alpha, horizon, output, fmt, manifest_path):
     """
     import math
 
-    from paperkit.core import io
+    from paperkit.core import tables
     from paperkit.methods import bandits as B
     from paperkit.methods.bandits.instances import resolve_instance
     from paperkit_cli import runtime
@@ -46,5 +46,5 @@ def cli(preset, instance_path, alpha, horizon, output, fmt, manifest_path):
             r["bound_at_T"] = r["cost"] * math.log(horizon)
         # JSON has no infinity: write it as 'inf' (as CSV does) rather than null
         r.update({k: "inf" for k, v in r.items() if isinstance(v, float) and math.isinf(v)})
-    io.write_table(output, rows, fmt=fmt)
+    tables.write_table(output, rows, fmt=fmt)
     runtime.write_manifest(inputs=list(inst.files), output=output, manifest_path=manifest_path)

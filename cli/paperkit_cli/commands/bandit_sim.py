@@ -76,7 +76,7 @@ def cli(preset, instance_path, alpha, horizon, runs, algos, f_coef, delta, point
     """
     import json
 
-    from paperkit.core import io
+    from paperkit.core import io, plots, tables
     from paperkit.core.progress import progress
     from paperkit.methods import bandits as B
     from paperkit.methods.bandits.instances import resolve_instance
@@ -107,7 +107,7 @@ def cli(preset, instance_path, alpha, horizon, runs, algos, f_coef, delta, point
             results.append(res)
     rows = [r for res in results for r in B.curve_rows(res, alpha)]
     ranked = B.rank([B.final_summary(res, alpha) for res in results])
-    io.write_table(run.file("regret.csv"), rows)
+    tables.write_table(run.file("regret.csv"), rows)
     io.write_json(run.file("final.json"), {
         "instance": inst.name, "alpha": alpha, "T": horizon, "runs": runs, "seed": seed,
         "lower_bound_constant": lb.constant, "lower_bound_at_T": lb.at(horizon),
@@ -115,7 +115,7 @@ def cli(preset, instance_path, alpha, horizon, runs, algos, f_coef, delta, point
     io.write_yaml(run.file("instance.yaml"), inst.to_dict())
     fig = regret_figure(results, alpha, lower_bound=lb.constant, title=f"{inst.name}, T = {horizon}, {runs} runs",
                         yscale=yscale)
-    io.save_figure(fig, run.file("regret.png"))
+    plots.save_figure(fig, run.file("regret.png"))
     runtime.write_manifest(run_dir=run.path, seed=seed, inputs=list(inst.files))
     _print_table(ranked, lb.at(horizon))
     options.echo_data(json.dumps({"run_dir": str(run.path), "instance": inst.name, "alpha": alpha, "T": horizon,

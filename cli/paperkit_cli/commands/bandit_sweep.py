@@ -47,7 +47,7 @@ def cli(kind, values, preset, instance_path, algos, alpha, horizon, runs, f_coef
     import json
     import math
 
-    from paperkit.core import io
+    from paperkit.core import plots, tables
     from paperkit.core.errors import UsageError
     from paperkit.core.progress import progress
     from paperkit.methods import bandits as B
@@ -90,8 +90,8 @@ def cli(kind, values, preset, instance_path, algos, alpha, horizon, runs, f_coef
                                  on_batch=bar.update, batch=max(8, runs // 4))
             run.save_checkpoint(ck, part)
             rows.extend(part)
-    io.write_table(run.file("sweep.csv"), rows)
-    io.save_figure(sweep_figure(rows, kind), run.file("sweep.png"))
+    tables.write_table(run.file("sweep.csv"), rows)
+    plots.save_figure(sweep_figure(rows, kind), run.file("sweep.png"))
     runtime.write_manifest(run_dir=run.path, seed=seed, inputs=list(base.files))
     best = {}
     for r in rows:

@@ -100,7 +100,7 @@ def cli(**params: object) -> None:
     import logging
     from pathlib import Path
 
-    from paperkit.core import io
+    from paperkit.core import io, tables
     from paperkit.core.progress import progress
     from paperkit.methods.cogmath import backends, evaluate, sources
     from paperkit.methods.cogmath.prompts import load_prompts
@@ -126,7 +126,7 @@ def cli(**params: object) -> None:
         backend.cache.compact()
         backend.close()
     io.write_jsonl(run.file("responses.jsonl"), result.responses)
-    io.write_table(run.file("scores.csv"), result.scores)
+    tables.write_table(run.file("scores.csv"), result.scores)
     io.write_json(run.file("summary.json"), result.summary)
     s = result.summary
     failed = [r["error"] for r in result.responses if r["error"] is not None]

@@ -34,11 +34,11 @@ def cli(pvalues_path, alpha, combiners, seed, output, fmt, manifest_path):
       $ paperkit conformal-combine --pvalues fold_pvalues.npy --alpha 0.1 -o combined.csv
       $ paperkit conformal-combine --pvalues fold_pvalues.npy --combiner e,eu --format csv
     """
-    from paperkit.core import io
+    from paperkit.core import tables
     from paperkit.methods.conformal.combine_io import combine_rows, read_pvalues
     from paperkit_cli import runtime
 
     rows = combine_rows(read_pvalues(pvalues_path), [c.strip() for c in combiners.split(",") if c.strip()], alpha,
                         seed)
-    io.write_table(output, rows, fmt)
+    tables.write_table(output, rows, fmt)
     runtime.write_manifest(inputs=[pvalues_path], output=output, manifest_path=manifest_path, seed=seed)

@@ -59,7 +59,7 @@ def cli(train, test_path, target, features, task, model, model_params, folds, al
       $ paperkit conformal-cv --train train.csv --test test.csv --target y --model rf --folds 10 \\
           --methods mod,e-mod,eu-mod,cvplus --summary summary.json -o intervals.csv
     """
-    from paperkit.core import io
+    from paperkit.core import io, tables
     from paperkit.core.progress import progress
     from paperkit.methods.conformal.models import parse_params
     from paperkit.methods.conformal.pipeline import format_summary, predict_table
@@ -68,14 +68,14 @@ def cli(train, test_path, target, features, task, model, model_params, folds, al
     if train == "-" and test_path == "-":
         raise click.UsageError("--train and --test cannot both be stdin")
     n_jobs = None if jobs == 1 else (-1 if jobs == 0 else jobs)
-    result = predict_table(io.read_table(train), io.read_table(test_path), target=target,
+    result = predict_table(tables.read_table(train), tables.read_table(test_path), target=target,
                            features=[f.strip() for f in features.split(",") if f.strip()] if features else None,
                            task=task, model=model, model_params=parse_params(model_params), n_folds=folds,
                            alpha=alpha, methods=methods, score=score, sigma_model=sigma_model, seed=seed,
                            jobs=n_jobs, progress=progress)
     if pvalues_path is not None and result.pvalues is None:
         raise click.UsageError("--pvalues needs the target column in the test table (regression)")
-    io.write_table(output, result.rows, fmt)
+    tables.write_table(output, result.rows, fmt)
     outputs = [output]
     if pvalues_path is not None:
         io.write_array(pvalues_path, result.pvalues)

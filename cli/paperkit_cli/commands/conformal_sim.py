@@ -36,7 +36,7 @@ def cli(n, dims, reps, folds, alpha, methods, test_points, seed, run_dir, resume
       $ paperkit conformal-sim --p 5 --reps 50 --run-dir sim-small
       $ paperkit conformal-sim --p 5,50 --reps 300 --seed 1 --run-dir sim
     """
-    from paperkit.core import io
+    from paperkit.core import io, tables
     from paperkit.core.errors import UsageError
     from paperkit.core.progress import progress
     from paperkit.methods.conformal.combiners import check_alpha, parse_methods
@@ -66,8 +66,8 @@ def cli(n, dims, reps, folds, alpha, methods, test_points, seed, run_dir, resume
             run.save_checkpoint(key, done)
         rows.extend(done)
     table = summarize(rows, n=n, n_folds=folds, alpha=alpha)
-    io.write_table(run.path / "results.csv", table)
-    io.write_table(run.path / "reps.csv", rows)
+    tables.write_table(run.path / "results.csv", table)
+    tables.write_table(run.path / "reps.csv", rows)
     plot_simulation(table, run.path / "coverage_length.png", alpha=alpha)
     runtime.write_manifest(inputs=[], run_dir=run.path, seed=seed)
     best = {p: min((r for r in table if r["p"] == p), key=lambda r: r["median_length"])["method"] for p in ps}

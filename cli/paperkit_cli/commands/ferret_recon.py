@@ -45,7 +45,7 @@ def cli(d, ks, n_blocks, alloc, trials, steps, zo_eps, no_zo, seed, jobs, run_di
 
     set_threads(jobs)
 
-    from paperkit.core import io
+    from paperkit.core import plots, tables
     from paperkit.core.errors import ConfigError
     from paperkit.methods.ferret.plots import recon_figure
     from paperkit.methods.ferret.recon import recon_study
@@ -60,8 +60,8 @@ def cli(d, ks, n_blocks, alloc, trials, steps, zo_eps, no_zo, seed, jobs, run_di
     run = runtime.start_run(run_dir, force=force)
     rows = recon_study(d, k_list, trials=trials, n_blocks=n_blocks, alloc=alloc, zo=not no_zo, zo_eps=zo_eps,
                        steps=steps, seed=seed)
-    io.write_table(run.file("recon.csv"), rows)
-    io.save_figure(recon_figure(rows, title=f"d = {d}, {n_blocks} block(s), T = {steps}"), run.file("recon.png"))
+    tables.write_table(run.file("recon.csv"), rows)
+    plots.save_figure(recon_figure(rows, title=f"d = {d}, {n_blocks} block(s), T = {steps}"), run.file("recon.png"))
     runtime.write_manifest(run_dir=run.path, seed=seed)
     click.echo("\n".join([f"{'method':<13} {'K':>6} {'cosine':>8} {'rel.err':>8}"] +
                          [f"{r['method']:<13} {r['k']:>6} {r['cosine_mean']:>8.4f} {r['rel_error_mean']:>8.3f}"

@@ -97,14 +97,14 @@ TIMING_KEYS = ("local_s", "proj_s", "aggr_s", "wall_s")
 
 def write_results(run, fed, state, rows, *, extra: dict | None = None) -> dict:
     """history.csv (deterministic), timing.csv (seconds), summary.json, curves.png, model.pt."""
-    from paperkit.core import io
+    from paperkit.core import io, plots, tables
     from paperkit.methods.ferret import add_cumulative
     from paperkit.methods.ferret.plots import curves_figure
 
     rows = add_cumulative(rows)
     # seconds vary from run to run; they live apart so the same seed gives the same history bytes
-    io.write_table(run.file("history.csv"), [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows])
-    io.write_table(run.file("timing.csv"), [{"round": r["round"], **{k: r[k] for k in TIMING_KEYS if k in r}}
+    tables.write_table(run.file("history.csv"), [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows])
+    tables.write_table(run.file("timing.csv"), [{"round": r["round"], **{k: r[k] for k in TIMING_KEYS if k in r}}
                                             for r in rows])
     final = fed.final_metrics(state.weights)
     last = rows[-1]
@@ -117,7 +117,7 @@ def write_results(run, fed, state, rows, *, extra: dict | None = None) -> dict:
                **(extra or {})}
     io.write_json(run.file("summary.json"), summary)
     io.save_torch(run.file("model.pt"), {"weights": state.weights.cpu(), "round": state.round})
-    io.save_figure(curves_figure(rows, title=f"{fed.cfg.algo} on {fed.task.name}"), run.file("curves.png"))
+    plots.save_figure(curves_figure(rows, title=f"{fed.cfg.algo} on {fed.task.name}"), run.file("curves.png"))
     summary["seconds"] = {k: sum(r.get(k, 0.0) for r in rows) for k in TIMING_KEYS}
     return summary
 

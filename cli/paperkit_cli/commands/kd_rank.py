@@ -72,7 +72,7 @@ def cli(data, train_per_class, test_per_class, data_seed, teacher, teacher_hidde
 
     import torch
 
-    from paperkit.core import io
+    from paperkit.core import io, tables
     from paperkit.core.errors import InputError, UsageError
     from paperkit.core.progress import progress
     from paperkit.methods import kd_rank as K
@@ -145,10 +145,10 @@ def cli(data, train_per_class, test_per_class, data_seed, teacher, teacher_hidde
             timing.append({"seed": job.seed, "base": job.base, "rank": done["row"]["rank"],
                            "train_seconds": done["seconds"]})
     summary = summarize(rows)
-    io.write_table(run.file("results.csv"), rows)
-    io.write_table(run.file("curves.csv"), curves)
-    io.write_table(run.file("timing.csv"), timing)
-    io.write_table(run.file("summary.csv"), summary)
+    tables.write_table(run.file("results.csv"), rows)
+    tables.write_table(run.file("curves.csv"), curves)
+    tables.write_table(run.file("timing.csv"), timing)
+    tables.write_table(run.file("summary.csv"), summary)
     runtime.write_manifest(run_dir=run.path, seed=seed_list[0], inputs=inputs)
     _print_table(summary, teacher_info, timing)
     options.echo_data(json.dumps({"run_dir": str(run.path), "data": dataset.name, "teacher_top1": teacher_info["top1"],

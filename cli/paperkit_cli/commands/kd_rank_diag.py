@@ -37,7 +37,7 @@ def cli(teacher_logits, student_logits, temperature, rank_k, rank_form, rank_sta
       $ paperkit kd-rank-diag --teacher-logits kd/teacher_test.npy --student-logits kd/student_kd_norank_s0_test.npy
       $ paperkit kd-rank-diag --teacher-logits T.npy --student-logits S.npy --rank-k 5 --plot share.png -o diag.csv
     """
-    from paperkit.core import io
+    from paperkit.core import io, plots, tables
     from paperkit.core.errors import UsageError
     from paperkit.methods.kd_rank import (
         check_logit_pair,
@@ -63,11 +63,11 @@ def cli(teacher_logits, student_logits, temperature, rank_k, rank_form, rank_sta
     if io.detect_format(output, fmt, default="jsonl") == "jsonl":
         io.write_jsonl(output, rows)  # each row keeps only its own fields
     else:
-        io.write_table(output, rows, fmt)
+        tables.write_table(output, rows, fmt)
     if plot:
         fig = gradient_share_figure(share, f"{t.shape[0]} samples, {t.shape[1]} classes; KL T={temperature:g}, "
                                            f"rank k={rank_k:g} ({rank_form})")
-        io.save_figure(fig, plot)
+        plots.save_figure(fig, plot)
     runtime.write_manifest(inputs=[teacher_logits, student_logits], output=output, manifest_path=manifest_path,
                            outputs=[plot] if plot else [])
     if not state.settings.get("quiet"):

@@ -44,7 +44,7 @@ def cli(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, bo
     import numpy as np
     import torch
 
-    from paperkit.core import io
+    from paperkit.core import plots, tables
     from paperkit.core.errors import InputError
     from paperkit.core.progress import progress
     from paperkit.methods.ldsmc.plots import bench_figure, comparison_grid
@@ -106,14 +106,14 @@ def cli(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, bo
                 vals = np.array([r[key] for r in mine], dtype=float)
                 out[key], out[key + "_std"] = float(vals.mean()), float(vals.std())
         summary.append(out)
-    io.write_table(run.file("runs.csv"), rows)
-    io.write_table(run.file("bench.csv"), summary)
+    tables.write_table(run.file("runs.csv"), rows)
+    tables.write_table(run.file("bench.csv"), summary)
     prior, clf, truth, labels, op, y = problems[0]
     title = f"{op.name}, τ = {tau}, N = {particles}, {steps} steps, {len(truth)} images × {seeds} seeds"
-    io.save_figure(bench_figure(summary, title=title), run.file("bench.png"))
+    plots.save_figure(bench_figure(summary, title=title), run.file("bench.png"))
     with torch.no_grad():
         meas = op.pinv(y).clamp(-1, 1).numpy()
-    io.save_figure(comparison_grid({"truth": truth, "measured": meas, **shown}, title=title), run.file("grid.png"))
+    plots.save_figure(comparison_grid({"truth": truth, "measured": meas, **shown}, title=title), run.file("grid.png"))
     runtime.write_manifest(run_dir=run.path, seed=seed, inputs=[*image_files, *([mask_file] if mask_file else [])])
     common.print_table(summary)
     options.echo_data(json.dumps({"run_dir": str(run.path), "task": op.name, "methods": [

@@ -41,7 +41,7 @@ def cli(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, bo
     import numpy as np
     import torch
 
-    from paperkit.core import io
+    from paperkit.core import io, plots, tables
     from paperkit.methods.ldsmc.plots import comparison_grid
     from paperkit.methods.ldsmc.restore import evaluate, restore
     from paperkit_cli import runtime
@@ -63,7 +63,7 @@ def cli(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, bo
     io.write_array(run.file("weights.npy"), res.weights.astype(np.float32))
     io.write_array(run.file("truth.npy"), truth.astype(np.float32))
     io.write_array(run.file("measurements.npy"), y.numpy().astype(np.float32))
-    io.write_table(run.file("ess.csv"), [{"step": i, "ess": float(e)} for i, e in enumerate(res.ess)]
+    tables.write_table(run.file("ess.csv"), [{"step": i, "ess": float(e)} for i, e in enumerate(res.ess)]
                    if len(res.ess) else {"step": [], "ess": []})
     io.write_json(run.file("metrics.json"), m)
     with torch.no_grad():
@@ -71,7 +71,7 @@ def cli(model_dir, task, tau, image_files, mask_file, n_images, box, box_top, bo
     cols = {"truth": truth, "measured": shown, method: res.restored}
     for j in range(min(res.particles.shape[1], 4)):
         cols[f"particle {j}"] = res.particles[:, j]
-    io.save_figure(comparison_grid(cols, title=f"{method}, {op.name}, τ = {tau}, N = {res.particles.shape[1]}"),
+    plots.save_figure(comparison_grid(cols, title=f"{method}, {op.name}, τ = {tau}, N = {res.particles.shape[1]}"),
                    run.file("grid.png"))
     runtime.write_manifest(run_dir=run.path, seed=seed, inputs=[*image_files, *([mask_file] if mask_file else [])])
     common.print_table([m])

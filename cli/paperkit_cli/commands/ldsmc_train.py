@@ -44,7 +44,7 @@ def cli(data, vae_iters, ldm_iters, vae_width, ldm_width, T, batch, classifier_i
 
     import torch
 
-    from paperkit.core import io
+    from paperkit.core import plots, tables
     from paperkit.core.progress import progress
     from paperkit.methods.ldsmc import train as tr
     from paperkit.methods.ldsmc.data import load_dataset
@@ -85,11 +85,11 @@ def cli(data, vae_iters, ldm_iters, vae_width, ldm_width, T, batch, classifier_i
         clf = DigitsClassifier(seed=seed).fit(x_train, y_train, max_iter=classifier_iters)
         save_classifier(run.file(CLASSIFIER_FILE), clf)
         acc = clf.accuracy(x_test, load_dataset(data, "test")[1])
-    io.write_table(run.file("train_log.csv"), logs)
+    tables.write_table(run.file("train_log.csv"), logs)
     prior = tr.load_prior(run.path)
     samples = sample_prior(prior, 32, steps=50, seed=seed)
     fig = comparison_grid({f"s{i}": samples[i::4] for i in range(4)}, n_rows=8, title=f"{data} prior samples")
-    io.save_figure(fig, run.file("samples.png"))
+    plots.save_figure(fig, run.file("samples.png"))
     runtime.write_manifest(run_dir=run.path, seed=seed)
     options.echo_data(json.dumps({"run_dir": str(run.path), "data": data, "vae_recon_rmse": round(rmse, 5),
                                   "vae_loss": logs[[r["stage"] for r in logs].index("ldm") - 1]["loss"],

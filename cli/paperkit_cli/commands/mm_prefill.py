@@ -66,7 +66,7 @@ def cli(qkv_path, synthetic, block_size, patterns_path, pattern, density, backen
 
     import numpy as np
 
-    from paperkit.core import io
+    from paperkit.core import io, plots, tables
     from paperkit.core.devices import resolve_device
     from paperkit.core.errors import UsageError
     from paperkit.core.progress import progress
@@ -102,7 +102,7 @@ def cli(qkv_path, synthetic, block_size, patterns_path, pattern, density, backen
         rows, outs, indices = evaluate.apply_patterns(q, k, v, doc=doc, pattern=None if doc else (pattern or "vs"),
                                                       density=budget, block_size=bs, backend=backend,
                                                       modality=modality, on_layer=lambda: bar.update(1))
-    io.write_table(run.file("heads.csv"), rows)
+    tables.write_table(run.file("heads.csv"), rows)
     summary = {"layers": int(q.shape[0]), "heads": int(q.shape[1]), "tokens": int(q.shape[2]),
                "dim": int(q.shape[3]), "density_budget": budget, "backend": rows[0]["backend"],
                "mean_density": round(sum(r["density"] for r in rows) / len(rows), 6),
@@ -119,7 +119,7 @@ def cli(qkv_path, synthetic, block_size, patterns_path, pattern, density, backen
                 r = rows[layer * idx.heads + h]
                 fig = evaluate.mask_figure(idx, h, f"L{layer} H{h}: {r['pattern']}, density {r['density']:.3f}, "
                                                    f"recall {r['recall']:.3f}")
-                io.save_figure(fig, run.file(f"masks/L{layer}_H{h}.png"))
+                plots.save_figure(fig, run.file(f"masks/L{layer}_H{h}.png"))
     if save_out:
         import torch
 

@@ -62,7 +62,7 @@ def cli(ns, heads, dim, densities, dtype, backend, device, repeats, threads, see
 
     import torch
 
-    from paperkit.core import io
+    from paperkit.core import plots, tables
     from paperkit.core.devices import resolve_device
     from paperkit.core.errors import UsageError
     from paperkit.core.progress import progress
@@ -86,8 +86,8 @@ def cli(ns, heads, dim, densities, dtype, backend, device, repeats, threads, see
             rows.append(evaluate.bench_point(n, heads, dim, d, device=dev, backend=backend,
                                              dtype=getattr(torch, dtype), repeats=repeats, seed=seed))
             bar.update(1)
-    io.write_table(run.file("bench.csv"), rows)
-    io.save_figure(evaluate.speedup_figure(rows), run.file("speedup.png"))
+    tables.write_table(run.file("bench.csv"), rows)
+    plots.save_figure(evaluate.speedup_figure(rows), run.file("speedup.png"))
     runtime.write_manifest(run_dir=run.path, seed=seed, extra={"backend": rows[0]["backend"], "device": dev.type,
                                                                 "threads": torch.get_num_threads()})
     from paperkit_cli import state

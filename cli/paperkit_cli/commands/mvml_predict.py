@@ -28,7 +28,7 @@ def cli(model_path, views, labels, what, output, fmt, manifest_path):
     """
     import numpy as np
 
-    from paperkit.core import io
+    from paperkit.core import io, tables
     from paperkit.methods.mvml import TMvML, check_labels, evaluate
     from paperkit.methods.mvml.files import read_matrix, read_views, split_paths
     from paperkit_cli import runtime
@@ -52,5 +52,5 @@ def cli(model_path, views, labels, what, output, fmt, manifest_path):
             cols.update({f"score_{j + 1}": F[:, j] for j in range(F.shape[1])})
         if what in ("labels", "both"):
             cols.update({f"label_{j + 1}": P[:, j] for j in range(F.shape[1])})
-        io.write_table(output, cols, fmt)
+        tables.write_table(output, cols, fmt)
     runtime.write_manifest(inputs=[model_path, *paths, labels], output=output, manifest_path=manifest_path)

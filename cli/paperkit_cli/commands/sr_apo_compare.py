@@ -29,16 +29,16 @@ def cli(front_path, models_path, dataset, summary_path, plot_path, output, fmt, 
       $ paperkit sr-apo-compare --front runs/apo/front.csv --models found.csv -o gaps.csv
       $ paperkit sr-apo-compare --front front.csv --models found.csv --plot gaps.png --summary by_model.csv
     """
-    from paperkit.core import io
+    from paperkit.core import tables
     from paperkit.methods.sr_apo.compare import compare_tables
 
-    front_table = io.read_table(front_path)
-    models_table = io.read_table(models_path)
+    front_table = tables.read_table(front_path)
+    models_table = tables.read_table(models_path)
     rows, by_model, front = compare_tables(front_table, models_table, dataset=dataset)
-    io.write_table(output, rows, fmt=fmt)
+    tables.write_table(output, rows, fmt=fmt)
     outputs = []
     if summary_path:
-        io.write_table(summary_path, by_model)
+        tables.write_table(summary_path, by_model)
         outputs.append(summary_path)
     if plot_path:
         from paperkit.methods.sr_apo.plot import plot_compare

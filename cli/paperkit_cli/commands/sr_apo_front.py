@@ -28,13 +28,13 @@ def cli(patterns, feature_names, latex, plot_path, output, fmt, manifest_path) -
       $ paperkit sr-apo-front --summaries 'runs/shard*/' -o front.csv
       $ paperkit sr-apo-front --summaries 'fronts/1027_ESL_*_summary.csv' --plot esl.png -o -
     """
-    from paperkit.core import io
+    from paperkit.core import tables
     from paperkit.methods.sr_apo.front import collect_summaries, fronts_by_dataset
 
     paths = collect_summaries(patterns)
     names = [n.strip() for n in feature_names.split(",")] if feature_names else None
     rows, fronts = fronts_by_dataset(paths, feature_names=names, latex=latex)
-    io.write_table(output, rows, fmt=fmt)
+    tables.write_table(output, rows, fmt=fmt)
     if plot_path:
         from paperkit.methods.sr_apo.plot import plot_fronts
 

@@ -78,14 +78,14 @@ def cli(data_path, target, features, head, engine, optimizers, seeds, restarts, 
     """
     import json
 
-    from paperkit.core import io
+    from paperkit.core import tables
     from paperkit.core.progress import progress
     from paperkit.methods.sr_apo import runner
 
     method_list = runner.methods_for(engine, optimizers)
     if scheduler:
         runner.check_scheduler_support()
-    inputs = runner.load_inputs(io.read_table(data_path), target=target, features=features, head=head,
+    inputs = runner.load_inputs(tables.read_table(data_path), target=target, features=features, head=head,
                                 limit=max_expressions)
     run = runtime.start_run(run_dir, resume=resume, force=force)
     with progress(total=None, desc="sr-apo-search", unit="expr") as bar:

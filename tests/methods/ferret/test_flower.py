@@ -75,7 +75,7 @@ def test_loopback_flower_run_equals_the_simulation_and_survives_a_lost_client(tm
     client 0 alone, and the final model equals the in-process replay of exactly that. (One federation
     checks both, as process start-up dominates the cost.)"""
     _, err = _run_federation(tmp_path, 2, drop=(1, 3))
-    from paperkit.core.io import read_table
+    from paperkit.core.tables import read_table
 
     torch.set_num_threads(1)
     fed = F.Federation(F.digits_task(2, 0.5, seed=5),

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from paperkit.core.io import read_table
+from paperkit.core.tables import read_table
 from paperkit.methods.sr_apo import APOFront, FitOptions, apo_front, search
 from paperkit.methods.sr_apo.search import all_expression_rows, best_by_length, fit_expressions, merge_best
 

@@ -357,12 +357,12 @@ def read_matrix_csv(path: str | os.PathLike) -> np.ndarray:
 
     The format follows the suffix (``.tsv`` for tabs; anything else is read as CSV).
     """
-    from paperkit.core import io
+    from paperkit.core import io, tables
 
     fmt = io.detect_format(path, default="csv")
     if fmt not in ("csv", "tsv"):
         fmt = "csv"
-    t = io.read_table(path, fmt, header=False)
+    t = tables.read_table(path, fmt, header=False)
     rows = [[t.column(c)[i] for c in t.columns] for i in range(len(t))]
     if rows and all(isinstance(v, str) and _not_a_number(v) for v in rows[0]):
         rows = rows[1:]  # a header of labels

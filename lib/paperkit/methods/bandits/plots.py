@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from paperkit.core.io import new_figure
+from paperkit.core.plots import new_figure
 from paperkit.methods.bandits.simulate import LABELS, SimResult
 
 STYLE = {"decofusion": ("tab:blue", "-", "d"), "elimfusion": ("tab:red", "-.", "^"),

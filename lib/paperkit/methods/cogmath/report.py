@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paperkit.core import io
+from paperkit.core import io, plots
 from paperkit.core.errors import InputError
 from paperkit.methods.cogmath.dimensions import DIMENSIONS, STAGES
 
@@ -68,7 +68,7 @@ def plot(path: str | os.PathLike, names: Sequence[str], summaries: Sequence[dict
     import numpy as np
 
     labels = ["Acc"] + [f"D{d.index}" for d in DIMENSIONS[1:]] + ["PR"]
-    fig, ax = io.new_figure(figsize=(min(14.0, max(7.0, 3.0 + 0.45 * len(names) * len(labels) / 3)), 4.6))
+    fig, ax = plots.new_figure(figsize=(min(14.0, max(7.0, 3.0 + 0.45 * len(names) * len(labels) / 3)), 4.6))
     x = np.arange(len(labels))
     width = 0.8 / max(1, len(names))
     for k, (n, s) in enumerate(zip(names, summaries, strict=True)):
@@ -81,4 +81,4 @@ def plot(path: str | os.PathLike, names: Sequence[str], summaries: Sequence[dict
     ax.set_ylabel("% (accuracy, relative pass rate, pass rate)")
     ax.set_title("CogMath: accuracy vs. per-dimension relative pass rate and mastery")
     ax.legend(fontsize=8, ncol=min(7, len(names)), loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
-    io.save_figure(fig, path)
+    plots.save_figure(fig, path)

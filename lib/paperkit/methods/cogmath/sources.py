@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from paperkit.core import io
+from paperkit.core import io, tables
 from paperkit.core.errors import InputError
 from paperkit.methods.cogmath.dimensions import DIMENSIONS, dimension
 from paperkit.methods.cogmath.extract import ExtractConfig, extract_answer, parse_answer
@@ -184,7 +184,7 @@ def read_problems(path: str | os.PathLike, *, cfg: ExtractConfig | None = None) 
     """Plain problems from JSONL/CSV rows with an id, a question and an answer."""
     name = io.display_name(path)
     fmt = io.detect_format(path, default="jsonl")
-    records = io.read_jsonl(path) if fmt == "jsonl" else io.read_table(path).records()
+    records = io.read_jsonl(path) if fmt == "jsonl" else tables.read_table(path).records()
     if not records:
         raise InputError(f"{name}: no problems")
     out, seen = [], set()

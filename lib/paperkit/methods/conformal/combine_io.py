@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from paperkit.core import io
+from paperkit.core import io, tables
 from paperkit.core.errors import InputError, UsageError
 from paperkit.methods.conformal.combiners import check_alpha, combine, in_set
 
@@ -22,7 +22,7 @@ def read_pvalues(path: str | os.PathLike) -> np.ndarray:
     if fmt in ("npy", "npz"):
         p = np.asarray(io.read_array(path))
     elif fmt in ("csv", "tsv", "jsonl"):
-        p = io.read_table(path).numeric()
+        p = tables.read_table(path).numeric()
     else:
         raise UsageError(f"{name}: expected .npy, .npz or a CSV/TSV/JSONL table of p-values")
     if p.ndim == 1:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from paperkit.core.errors import InputError, UsageError
-from paperkit.core.io import Table
+from paperkit.core.tables import Table
 from paperkit.methods.conformal.baselines import jackknife_plus, split_conformal
 from paperkit.methods.conformal.classification import CLASS_METHODS, CrossConformalClassifier
 from paperkit.methods.conformal.combiners import (

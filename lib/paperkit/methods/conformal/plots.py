@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from paperkit.core import io
+from paperkit.core import plots
 
 _STYLE = {
     "mod": ("tab:blue", "-"), "e-mod": ("tab:orange", "-"), "u-mod": ("tab:green", "-"), "eu-mod": ("tab:red", "-"),
@@ -20,7 +20,7 @@ _STYLE = {
 
 def plot_simulation(table: Sequence[dict[str, Any]], path: str | os.PathLike, *, alpha: float) -> None:
     """Coverage (with the 1 - 2 alpha line) and median length against p, one line per method."""
-    fig, (ax_cov, ax_len) = io.new_figure(1, 2, figsize=(11, 4.2))
+    fig, (ax_cov, ax_len) = plots.new_figure(1, 2, figsize=(11, 4.2))
     methods = list(dict.fromkeys(r["method"] for r in table))
     for m in methods:
         rs = sorted((r for r in table if r["method"] == m), key=lambda r: r["p"])
@@ -39,4 +39,4 @@ def plot_simulation(table: Sequence[dict[str, Any]], path: str | os.PathLike, *,
     ax_len.set_yscale("log")
     ax_len.set_title("median length")
     ax_len.legend(fontsize=7, ncol=2)
-    io.save_figure(fig, path)
+    plots.save_figure(fig, path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paperkit.core.io import new_figure
+from paperkit.core.plots import new_figure
 
 
 def curves_figure(rows: list[dict] | dict[str, list[dict]], title: str = "") -> Any:

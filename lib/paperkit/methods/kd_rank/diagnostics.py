@@ -129,7 +129,7 @@ def scale_sensitivity(teacher: np.ndarray, student: np.ndarray, scales: Sequence
 
 def gradient_share_figure(share: GradientShare, title: str = ""):
     """Bar chart of the gradient share per teacher-probability bin, KL vs rank loss."""
-    from paperkit.core.io import new_figure
+    from paperkit.core.plots import new_figure
 
     fig, ax = new_figure(figsize=(6.4, 3.6))
     x = share.bins + 1

@@ -17,7 +17,7 @@ def _show(ax, img: np.ndarray) -> None:
 
 def comparison_grid(columns: dict[str, np.ndarray], n_rows: int = 8, title: str = ""):
     """One row per image, one column per entry of ``columns`` (name → (B, C, H, W) images)."""
-    from paperkit.core.io import new_figure
+    from paperkit.core.plots import new_figure
 
     names = list(columns)
     rows = min(n_rows, min(len(v) for v in columns.values()))
@@ -34,7 +34,7 @@ def comparison_grid(columns: dict[str, np.ndarray], n_rows: int = 8, title: str 
 
 def bench_figure(rows: list[dict], metrics: tuple[str, ...] = ("accuracy", "fd", "psnr", "seconds_per_image"),
                  title: str = ""):
-    from paperkit.core.io import new_figure
+    from paperkit.core.plots import new_figure
 
     present = [m for m in metrics if all(m in r for r in rows)]
     fig, axes = new_figure(1, len(present), figsize=(3.0 * len(present), 3.0), squeeze=False)

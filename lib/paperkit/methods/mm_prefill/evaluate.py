@@ -83,7 +83,7 @@ def apply_patterns(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, doc: di
 
 def mask_figure(index: I.SparseIndex, head: int, title: str, pixels: int = 512) -> Any:
     """The computed (query, key) pairs of one head in original positions, max-pooled to ``pixels``."""
-    from paperkit.core.io import new_figure
+    from paperkit.core.plots import new_figure
 
     mask = I.dense_mask(index, head).float()
     n = mask.shape[0]
@@ -140,7 +140,7 @@ def bench_point(n: int, heads: int, dim: int, density: float, *, device: torch.d
 
 
 def speedup_figure(rows: list[dict[str, Any]]) -> Any:
-    from paperkit.core.io import new_figure
+    from paperkit.core.plots import new_figure
 
     fig, ax = new_figure(figsize=(5.5, 3.8))
     for d in sorted({r["density_target"] for r in rows}):

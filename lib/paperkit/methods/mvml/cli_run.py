@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from paperkit.core import io
+from paperkit.core import io, plots
 from paperkit.core.errors import InputError
 from paperkit.core.progress import progress
 from paperkit.datasets import train_test_indices
@@ -54,7 +54,7 @@ def format_table(rows: dict[str, dict[str, Any]], title: str) -> str:
 
 
 def convergence_plot(path: Path, trace: dict[str, np.ndarray]) -> None:
-    fig, axes = io.new_figure(1, 2, figsize=(9, 3.4))
+    fig, axes = plots.new_figure(1, 2, figsize=(9, 3.4))
     it = trace["iteration"]
     axes[0].plot(it, trace["objective"], label="objective")
     axes[0].plot(it, trace["loss"], label="loss", linestyle="--")
@@ -67,7 +67,7 @@ def convergence_plot(path: Path, trace: dict[str, np.ndarray]) -> None:
     axes[1].set_title("residual and penalty μ")
     axes[1].legend()
     fig.tight_layout()
-    io.save_figure(fig, path)
+    plots.save_figure(fig, path)
 
 
 def fit_command(start_run: Any, params: dict[str, Any], *, views: str | None, labels: str | None, test_views: str | None,
@@ -131,7 +131,7 @@ def _fit_run(run: Any, model: TMvML, method_list: list[str], X: list[np.ndarray]
         summ = experiment.summarize_splits(results)
         report["cv"] = {"splits": cv, "test_fraction": test_fraction, "summary": summ}
         rows = [{"split": s, "method": meth, **vals} for s, r in enumerate(results) for meth, vals in r.items()]
-        io.write_table(run.file("splits.csv"), rows)
+        tables.write_table(run.file("splits.csv"), rows)
         tables.append(format_table(summ, f"{cv} random splits (test share {test_fraction}), mean ± std:"))
 
     # The model on all training data (the one saved), scored on the test data when given.
@@ -148,7 +148,7 @@ def _fit_run(run: Any, model: TMvML, method_list: list[str], X: list[np.ndarray]
     io.write_arrays(run.file("model.npz"), fitted.to_arrays())
     io.write_array(run.file("scores.npy"), scores["tmvml"])
     trace = fitted.state_.trace_table()
-    io.write_table(run.file("trace.csv"), trace)
+    tables.write_table(run.file("trace.csv"), trace)
     if fitted.n_iter_:
         convergence_plot(run.file("convergence.png"), trace)
     if Yte is not None:

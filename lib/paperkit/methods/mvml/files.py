@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paperkit.core import io
+from paperkit.core import io, tables
 from paperkit.core.errors import InputError
 
 
@@ -17,7 +17,7 @@ def read_matrix(path: str) -> np.ndarray:
             raise InputError(f"{path}: dtype {arr.dtype} is not numeric; expected numbers")
         return np.asarray(arr, dtype=np.float64)
     if fmt in ("csv", "tsv", "jsonl"):
-        return io.read_table(path).numeric(finite=False)
+        return tables.read_table(path).numeric(finite=False)
     raise InputError(f"{path}: format '{fmt}' cannot hold a matrix; expected .npy, .npz, .csv, .tsv or .jsonl")
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paperkit.core import io
+from paperkit.core import tables
 from paperkit.core.errors import InputError
 from paperkit.methods.sr_apo.grammar import parse_official, to_infix
 
@@ -58,7 +58,7 @@ def format_parameters(params: Sequence[float] | np.ndarray) -> str:
 def read_summary(path: str | os.PathLike) -> list[dict]:
     """Rows of one summary file, each with the run's dataset/method/head/seed from the file name."""
     meta = parse_summary_name(path)
-    table = io.read_table(path)
+    table = tables.read_table(path)
     missing = [c for c in ("EquationLength", "EquationStructure", "R2") if not table.has(c)]
     if missing:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)}; expected the summary layout "
@@ -94,7 +94,7 @@ def _float_or_none(v: object) -> float | None:
 
 def write_summary(path: str | os.PathLike, summary: dict[int, dict]) -> None:
     rows = [{c: summary[L][c] for c in SUMMARY_COLUMNS} for L in sorted(summary)]
-    io.write_table(path, rows if rows else {c: [] for c in SUMMARY_COLUMNS}, fmt="csv")
+    tables.write_table(path, rows if rows else {c: [] for c in SUMMARY_COLUMNS}, fmt="csv")
 
 
 # ----------------------------------------------------------------------------------------- the front

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from paperkit.core import io
+from paperkit.core import plots
 
 
 def plot_front(path: str | os.PathLike, front: dict[int, float], runs: dict[str, dict[int, float]] | None = None,
                *, title: str = "APO front") -> None:
     """Front as a step line; each run's best-per-length as faint markers."""
-    fig, ax = io.new_figure(figsize=(5.5, 4))
+    fig, ax = plots.new_figure(figsize=(5.5, 4))
     if runs:
         for label, best in runs.items():
             ax.plot(sorted(best), [best[L] for L in sorted(best)], "o", alpha=0.35, ms=4, label=label)
@@ -25,12 +25,12 @@ def plot_front(path: str | os.PathLike, front: dict[int, float], runs: dict[str,
     ax.grid(alpha=0.3)
     if runs and len(runs) <= 12:
         ax.legend(fontsize=7)
-    io.save_figure(fig, path)
+    plots.save_figure(fig, path)
 
 
 def plot_compare(path: str | os.PathLike, front: dict[int, float], models: Sequence[dict], *,
                  title: str = "models against the APO front") -> None:
-    fig, ax = io.new_figure(figsize=(5.5, 4))
+    fig, ax = plots.new_figure(figsize=(5.5, 4))
     Ls = sorted(front)
     if Ls:
         ax.step(Ls + [max(Ls + [m["length"] for m in models]) + 1], [front[L] for L in Ls] + [front[Ls[-1]]],
@@ -45,12 +45,12 @@ def plot_compare(path: str | os.PathLike, front: dict[int, float], models: Seque
     ax.grid(alpha=0.3)
     if len(names) <= 15:
         ax.legend(fontsize=7)
-    io.save_figure(fig, path)
+    plots.save_figure(fig, path)
 
 
 def plot_fronts(path: str | os.PathLike, fronts: dict[str, dict[int, float]]) -> None:
     """One step line per dataset."""
-    fig, ax = io.new_figure(figsize=(5.5, 4))
+    fig, ax = plots.new_figure(figsize=(5.5, 4))
     for name, front in fronts.items():
         Ls = sorted(front)
         ax.step(Ls, [front[L] for L in Ls], where="post", marker="o", ms=4, label=name)
@@ -60,4 +60,4 @@ def plot_fronts(path: str | os.PathLike, fronts: dict[str, dict[int, float]]) ->
     ax.grid(alpha=0.3)
     if len(fronts) <= 15:
         ax.legend(fontsize=7)
-    io.save_figure(fig, path)
+    plots.save_figure(fig, path)

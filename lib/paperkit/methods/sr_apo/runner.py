@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from paperkit.core import io
+from paperkit.core import tables
 from paperkit.core.errors import InputError, UsageError
 from paperkit.methods.sr_apo.data import check_data, select_columns
 from paperkit.methods.sr_apo.front import apo_front, front_rows, summary_filename, write_summary
@@ -91,7 +91,7 @@ class Inputs:
     expressions: Expressions
 
 
-def load_inputs(table: io.Table, *, target: str, features: str, head: int, limit: int) -> Inputs:
+def load_inputs(table: tables.Table, *, target: str, features: str, head: int, limit: int) -> Inputs:
     """Validate the table and enumerate the expressions before anything is written."""
     columns = select_columns(list(table.columns), target, features, table.source)
     X = table.numeric(columns)
@@ -130,10 +130,10 @@ def run_search(inputs: Inputs, run: Any, *, head: int, engine: str,
         write_summary(run.file(summary_filename(name, r.method, head, r.seed)), r.summary)
         rows.extend(dict(row, method=r.method, seed=r.seed, head=head, dataset=name) for row in r.summary.values())
         if all_expressions and r.all_rows is not None:
-            io.write_table(run.file(f"all_expressions/{name}_{r.method}_{head}_{r.seed}.csv.gz"),
+            tables.write_table(run.file(f"all_expressions/{name}_{r.method}_{head}_{r.seed}.csv.gz"),
                            all_expression_rows(result, r), fmt="csv")
     front = apo_front(rows)
-    io.write_table(run.file("front.csv"), front_rows(front, columns, latex=latex), fmt="csv")
+    tables.write_table(run.file("front.csv"), front_rows(front, columns, latex=latex), fmt="csv")
     from paperkit.methods.sr_apo.plot import plot_front
 
     plot_front(run.file("front.png"), {L: r["R2"] for L, r in front.items()},
