@@ -82,6 +82,18 @@ def pk_bin():
     return run
 
 
+@pytest.fixture(autouse=True)
+def _fresh_paperkit_logger():
+    """Each test starts with the library's logger as a fresh process has it (the CLI reconfigures it)."""
+    yield
+    import logging
+
+    logger = logging.getLogger("paperkit")
+    logger.handlers = [h for h in logger.handlers if not getattr(h, "_paperkit", False)]
+    logger.propagate = True
+    logger.setLevel(logging.NOTSET)
+
+
 @pytest.fixture
 def shared_data():
     """``../shared/data`` when present; tests using it skip cleanly when it is absent."""

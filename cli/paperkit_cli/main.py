@@ -129,25 +129,27 @@ def run_cli(command: click.Command, prog_name: str, args: list[str] | None = Non
     def debugging() -> bool:
         return state.settings["debug"] or state.debug_from_env() or "--debug" in argv
 
+    def fail(where: str, message: str, code: int) -> NoReturn:
+        # --debug adds the traceback; it never changes the exit code.
+        if debugging():
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+        _fail(where, message, code)
+
     try:
         rv = command.main(args=argv, prog_name=prog_name, standalone_mode=False,
                           auto_envvar_prefix=auto_envvar_prefix)
         sys.stdout.flush()
         sys.exit(rv if isinstance(rv, int) else 0)
     except click.exceptions.UsageError as e:
-        if debugging():
-            raise
         path = e.ctx.command_path if e.ctx is not None else prog_name
         hint = f" (see '{path} --help')" if e.ctx is not None else ""
-        _fail(path, e.format_message() + hint, e.exit_code)
+        fail(path, e.format_message() + hint, e.exit_code)
     except click.exceptions.ClickException as e:  # e.g. FileError
-        if debugging():
-            raise
-        _fail(prefix(), e.format_message(), e.exit_code)
+        fail(prefix(), e.format_message(), e.exit_code)
     except PaperkitError as e:
-        if debugging():
-            raise
-        _fail(prefix(), str(e), e.exit_code)
+        fail(prefix(), str(e), e.exit_code)
     except (PipeClosed, BrokenPipeError):
         _quiet_stdout()
         sys.exit(EXIT_BROKEN_PIPE)
@@ -156,10 +158,8 @@ def run_cli(command: click.Command, prog_name: str, args: list[str] | None = Non
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - the last line of defence
-        if debugging():
-            raise
         msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        _fail(prefix(), f"unexpected {type(e).__name__}{': ' + msg if msg else ''} "
+        fail(prefix(), f"unexpected {type(e).__name__}{': ' + msg if msg else ''} "
               "(this is a bug in paperkit; rerun with --debug for the traceback)", EXIT_UNEXPECTED)
 
 

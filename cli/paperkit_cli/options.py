@@ -62,8 +62,40 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) 
     state.settings["command"] = ctx.command.name
     shown = [config_key(p) for p in ctx.command.params if p.name and p.name not in META_PARAMS]
     data = load_config(value, _config_keys(ctx.command), command=ctx.command.name or "", shown=shown)
+    by_name = {p.name: p for p in ctx.command.params}
+    for name, item in data.items():
+        _check_config_value(ctx, by_name[name], item, source=value)
     ctx.default_map = {**(ctx.default_map or {}), **data}
     return value
+
+
+_YAML_KIND = {dict: "a mapping", list: "a list"}
+
+
+def _check_config_value(ctx: click.Context, param: click.Parameter, value: Any, *, source: str) -> None:
+    """Refuse a config value of the wrong YAML type or value before click sees it (exit 2, one line)."""
+    from paperkit.core.errors import ConfigError
+
+    key = config_key(param)
+    takes_list = isinstance(param.type, ListOf) or getattr(param, "multiple", False) or param.nargs != 1
+    if isinstance(value, dict) or (isinstance(value, list) and not takes_list):
+        raise ConfigError(f"{source}: '{key}' is {_YAML_KIND[type(value)]}; expected {_describe(param)}")
+    if value is None:
+        return
+    try:
+        param.type_cast_value(ctx, value)
+    except click.BadParameter as e:
+        raise ConfigError(f"{source}: '{key}': {e.format_message()}") from None
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ConfigError(f"{source}: '{key}' = {value!r} is invalid ({e}); expected {_describe(param)}") from None
+
+
+def _describe(param: click.Parameter) -> str:
+    if isinstance(param, click.Option) and param.is_flag:
+        return "true or false"
+    if isinstance(param.type, click.Choice):
+        return "one of " + ", ".join(map(str, param.type.choices))
+    return f"a single {param.type.name} value"
 
 
 def _plain(value: Any) -> Any:
@@ -93,6 +125,107 @@ def resolved_parameters(ctx: click.Context) -> dict[str, dict[str, Any]]:
         key = config_key(by_name[name]) if name in by_name else name
         out[key] = {"value": _plain(value), "source": SOURCE_NAMES.get(src.name, src.name.lower()) if src else None}
     return out
+
+
+# ------------------------------------------------------------------------------------------ types
+class FiniteFloat(click.ParamType):
+    """A float option that refuses NaN and ±inf (click's FLOAT and FloatRange let them through).
+
+    Bounds are optional; ``min_open``/``max_open`` exclude the bound itself. Every float option of
+    every command uses this type (``tests/test_meta.py`` checks it).
+    """
+
+    name = "float"
+
+    def __init__(self, min: float | None = None, max: float | None = None, *, min_open: bool = False,
+                 max_open: bool = False) -> None:
+        self.min, self.max, self.min_open, self.max_open = min, max, min_open, max_open
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        import math
+
+        if isinstance(value, bool):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        try:
+            x = float(value)
+        except (TypeError, ValueError, OverflowError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if self.min is not None and (x < self.min or (self.min_open and x == self.min)) or \
+                self.max is not None and (x > self.max or (self.max_open and x == self.max)):
+            self.fail(f"{value!r} is not in {self._interval()}", param, ctx)
+        return x
+
+    def _interval(self) -> str:
+        lo = "-inf" if self.min is None else f"{self.min:g}"
+        hi = "inf" if self.max is None else f"{self.max:g}"
+        return f"{'(' if self.min_open or self.min is None else '['}{lo}, {hi}{')' if self.max_open or self.max is None else ']'}"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str | None:
+        return "FLOAT"
+
+    def __repr__(self) -> str:
+        return f"FiniteFloat{self._interval()}"
+
+
+class ListOf(click.ParamType):
+    """A comma-separated list option (``A,B,C``), or a YAML list in a config file; returns a tuple.
+
+    Each item goes through ``item`` (a click type, e.g. ``click.INT`` or :class:`FiniteFloat`) or must
+    be one of ``choices``. A bad item is a usage error (exit 2) naming the item.
+    """
+
+    name = "list"
+
+    def __init__(self, item: Any = click.STRING, *, choices: Any = None, unique: bool = False,
+                 min_items: int = 1) -> None:
+        self.item = click.types.convert_type(item)
+        self.choices = tuple(choices) if choices is not None else None
+        self.unique, self.min_items = unique, min_items
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple:
+        if isinstance(value, (list, tuple)):
+            raw = list(value)
+        elif isinstance(value, str):
+            raw = [] if not value.strip() else [v.strip() for v in value.split(",")]
+        else:
+            raw = [value]
+        out = []
+        for item in raw:
+            if isinstance(item, str) and not item:
+                self.fail(f"{value!r} has an empty item", param, ctx)
+            if isinstance(item, (list, dict)):
+                self.fail(f"item {item!r} is not a single value", param, ctx)
+            if self.choices is not None:
+                if str(item) not in self.choices:
+                    self.fail(f"item '{item}' is not one of {', '.join(self.choices)}", param, ctx)
+                out.append(str(item))
+                continue
+            try:
+                out.append(self.item.convert(item, param, ctx))
+            except click.BadParameter as e:
+                self.fail(f"item '{item}': {e.message}", param, ctx)
+        if len(out) < self.min_items:
+            self.fail(f"expected at least {self.min_items} item(s)", param, ctx)
+        if self.unique and len(set(out)) != len(out):
+            dup = next(x for x in out if out.count(x) > 1)
+            self.fail(f"item '{dup}' is given twice", param, ctx)
+        return tuple(out)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str | None:
+        if self.choices is not None:
+            return "[" + "|".join(self.choices) + "],..."
+        return f"{self.item.name.upper()},..."
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+        from click.shell_completion import CompletionItem
+
+        if self.choices is None:
+            return []
+        head, _, last = incomplete.rpartition(",")
+        prefix = head + "," if head else ""
+        return [CompletionItem(prefix + c) for c in self.choices if c.startswith(last)]
 
 
 class PaperkitCommand(click.Command):
@@ -136,6 +269,10 @@ class PaperkitCommand(click.Command):
             values = {k: v["value"] for k, v in resolved_parameters(ctx).items() if k != "config"}
             click.echo(yaml.safe_dump(values, sort_keys=False, default_flow_style=False), nl=False)
             return None
+        if "jobs" in ctx.params:
+            from paperkit.core.resources import set_threads
+
+            set_threads(ctx.params["jobs"])
         try:
             return super().invoke(ctx)
         except BrokenPipeError as e:
@@ -179,12 +316,50 @@ run_dir_options = _compose(
 device_option = click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
                              show_default=True, help="Where torch computes; auto picks CUDA when available.")
 
-jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
-                           help="Worker threads/processes; 0 means one per CPU core.")
+jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+                           help="Worker threads/processes (numba, torch, pools); 0 means one per CPU core. "
+                                "Results do not depend on it.")
+
+
+def seeds_option(default: str = "0,1,2", help: str = "Seeds to repeat the run over (a list: 0,1,2).") -> Callable:
+    """``--seeds 0,1,2``: always a list (a count of seeds is ``--n-seeds N``)."""
+    return click.option("--seeds", type=ListOf(click.IntRange(0, 2**63 - 1), unique=True), default=default,
+                        show_default=True, metavar="S1,S2,...", help=help)
 
 
 def current_context() -> click.Context:
     return click.get_current_context()
+
+
+def report(text: str) -> None:
+    """A human-readable summary on stderr, unless quieted (``-q`` on the group or the command)."""
+    if state.settings.get("quiet") or not text:
+        return
+    click.echo(text.rstrip("\n"), err=True)
+
+
+def report_table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]], *, title: str | None = None,
+                 footer: str | None = None) -> None:
+    """An aligned table on stderr. ``columns`` are ``(key, header, format spec)``; text left-aligned,
+    numbers right-aligned; a missing or None cell shows '-'."""
+    if state.settings.get("quiet"):
+        return
+    cells = []
+    for r in rows:
+        line = []
+        for key, _, spec in columns:
+            v = r.get(key)
+            line.append("-" if v is None else format(v, spec) if spec else str(v))
+        cells.append(line)
+    numeric = [all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows if r.get(k) is not None)
+               for k, _, _ in columns]
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, (_, h, _) in enumerate(columns)]
+
+    def fmt(values: list[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)).rstrip()
+
+    lines = ([title] if title else []) + [fmt([h for _, h, _ in columns])] + [fmt(c) for c in cells]
+    report("\n".join(lines + ([footer] if footer else [])))
 
 
 def echo_data(line: str) -> None:

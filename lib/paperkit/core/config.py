@@ -32,7 +32,7 @@ def load_config(path: str | os.PathLike, known: Iterable[str] | Mapping[str, str
     ``known`` lists the accepted keys, or maps each accepted spelling to its parameter name.
     """
     try:
-        data = io.read_yaml(path)
+        data = io.read_yaml(path, strict=True)
     except InputError as e:
         raise ConfigError(str(e)) from None
     if data is None:

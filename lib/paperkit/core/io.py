@@ -177,9 +177,20 @@ def text_reader(path: str | os.PathLike) -> Iterator[IO[str]]:
         raise
 
 
+_stdin_cache: tuple[Any, bytes] | None = None
+
+
+def stdin_bytes() -> bytes:
+    """All of stdin as bytes, read once per stdin object (so ``-`` can be sniffed, then parsed)."""
+    global _stdin_cache
+    if _stdin_cache is None or _stdin_cache[0] is not sys.stdin:
+        _stdin_cache = (sys.stdin, sys.stdin.buffer.read())
+    return _stdin_cache[1]
+
+
 def _binary_in(path: str | os.PathLike) -> IO[bytes]:
     if is_stdio(path):
-        return _io.BytesIO(sys.stdin.buffer.read())
+        return _io.BytesIO(stdin_bytes())
     return open(require_file(path), "rb")
 
 
@@ -244,13 +255,44 @@ def read_jsonl(path: str | os.PathLike) -> list[Any]:
         return parse_jsonl_stream(f, display_name(path))
 
 
-def read_yaml(path: str | os.PathLike) -> Any:
+def _yaml_loader(strict: bool) -> Any:
+    """SafeLoader that refuses a key given twice and, when ``strict``, anchors/aliases (alias bombs)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if strict and self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed here", mark)
+            return super().compose_node(parent, index)
+
+    def mapping(loader: Any, node: Any, deep: bool = False) -> dict:
+        loader.flatten_mapping(node)
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                dup = key in seen
+            except TypeError:
+                continue  # unhashable: the constructor reports it
+            if dup:
+                raise yaml.constructor.ConstructorError(None, None, f"key '{key}' is given twice",
+                                                        key_node.start_mark)
+            seen.add(key)
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Loader
+
+
+def read_yaml(path: str | os.PathLike, *, strict: bool = False) -> Any:
+    """YAML through a safe loader; a duplicate key is an error, and ``strict`` also refuses aliases."""
     import yaml
 
     with text_reader(path) as f:
         text = f.read()
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_yaml_loader(strict))  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -270,35 +312,58 @@ def write_yaml(path: str | os.PathLike, obj: Any) -> None:
 
 
 # ------------------------------------------------------------------------------------ arrays, torch
-def read_array(path: str | os.PathLike) -> np.ndarray:
-    """One array from ``.npy`` (or the only array of an ``.npz``); pickles are refused."""
-    fmt = detect_format(path, default="npy")
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def sniff_binary(data: bytes) -> str | None:
+    """'npy', 'npz' or 'pt' from a stream's first bytes (stdin has no suffix), else None."""
+    if data.startswith(_NPY_MAGIC):
+        return "npy"
+    if data.startswith(_ZIP_MAGIC):
+        return "pt" if b"data.pkl" in data[:4096] or b"/data/" in data[:4096] else "npz"
+    return None
+
+
+def _np_load(path: str | os.PathLike) -> Any:
+    import zipfile
+
+    name = display_name(path)
     with _binary_in(path) as f:
         try:
             obj = np.load(f, allow_pickle=False)
+            if isinstance(obj, np.lib.npyio.NpzFile):
+                with obj:
+                    return {k: obj[k] for k in obj.files}
+            return obj
         except ValueError as e:
-            raise InputError(f"{display_name(path)}: not a plain NumPy array ({e})") from None
-        except (OSError, EOFError) as e:
-            raise InputError(f"{display_name(path)}: not a valid .{fmt} file ({e})") from None
-        if isinstance(obj, np.lib.npyio.NpzFile):
-            with obj:
-                if len(obj.files) != 1:
-                    raise InputError(f"{display_name(path)}: holds {len(obj.files)} arrays {obj.files}; expected one")
-                return obj[obj.files[0]]
-        return obj
+            if "pickle" in str(e).lower():
+                raise InputError(f"{name}: holds Python objects (pickled data), which paperkit never loads; "
+                                 "expected plain numeric arrays") from None
+            raise InputError(f"{name}: not a valid NumPy file ({_first_line(e)})") from None
+        except (OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
+            raise InputError(f"{name}: truncated or not a NumPy .npy/.npz file ({_first_line(e)})") from None
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def read_array(path: str | os.PathLike) -> np.ndarray:
+    """One array from ``.npy`` (or the only array of an ``.npz``); pickles are refused."""
+    obj = _np_load(path)
+    if isinstance(obj, dict):
+        if len(obj) != 1:
+            raise InputError(f"{display_name(path)}: holds {len(obj)} arrays {sorted(obj)}; expected one")
+        return next(iter(obj.values()))
+    return obj
 
 
 def read_arrays(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """All arrays of an ``.npz`` (or ``{'arr_0': a}`` for an ``.npy``)."""
-    with _binary_in(path) as f:
-        try:
-            obj = np.load(f, allow_pickle=False)
-        except (ValueError, OSError, EOFError) as e:
-            raise InputError(f"{display_name(path)}: not a valid NumPy file ({e})") from None
-        if isinstance(obj, np.lib.npyio.NpzFile):
-            with obj:
-                return {k: obj[k] for k in obj.files}
-        return {"arr_0": obj}
+    obj = _np_load(path)
+    return obj if isinstance(obj, dict) else {"arr_0": obj}
 
 
 def write_array(path: str | os.PathLike, array: np.ndarray) -> None:
@@ -329,14 +394,25 @@ def save_torch(path: str | os.PathLike, obj: Any) -> None:
 
 
 def load_torch(path: str | os.PathLike, map_location: Any = "cpu") -> Any:
-    """Load a checkpoint with ``weights_only=True``: tensors and plain containers, never code."""
+    """Load a checkpoint with ``weights_only=True``: tensors and plain containers, never code.
+
+    Errors are ours, in one line: a truncated file, or one that would need unsafe unpickling (PyTorch's
+    own message suggests ``weights_only=False``, which paperkit never does).
+    """
     import pickle
+    import zipfile
 
     import torch
 
+    name = display_name(path)
     with _binary_in(path) as f:
         try:
             return torch.load(f, map_location=map_location, weights_only=True)
-        except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise InputError(f"{display_name(path)}: not a loadable weights-only torch file ({first})") from None
+        except pickle.UnpicklingError:
+            raise InputError(f"{name}: holds Python objects beyond tensors and plain containers, which paperkit "
+                             "never loads (it only reads weights-only checkpoints)") from None
+        except (RuntimeError, EOFError, ValueError, OSError, zipfile.BadZipFile, KeyError) as e:
+            msg = _first_line(e)
+            if "weights_only" in msg or "unsafe" in msg.lower():
+                msg = "not a weights-only checkpoint"
+            raise InputError(f"{name}: truncated or not a PyTorch checkpoint ({msg})") from None

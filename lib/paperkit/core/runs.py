@@ -6,19 +6,25 @@ finished. Rules:
 
 * a finished run is never overwritten unless ``force``;
 * an unfinished run continues only with ``resume``, and only with the same parameters;
-* ``force`` clears a previous paperkit run (recognised by its ``config.yaml``), never a foreign folder.
+* ``force`` clears a previous paperkit run (recognised by its ``config.yaml``), never a foreign folder;
+* a run that stopped before finishing any stage (only its ``config.yaml`` exists, e.g. it failed on
+  bad input) is simply started again: the corrected command needs neither ``--resume`` nor ``--force``.
+
+Long runs are split into stages with :meth:`RunDir.cached`, the one checkpoint/resume mechanism:
+a stage's result is saved atomically under ``checkpoints/`` when it is computed and loaded instead of
+recomputed when the run is resumed.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from paperkit.core import io
-from paperkit.core.errors import RunDirError
+from paperkit.core.errors import RunDirError, UsageError
 
 CONFIG_NAME = "config.yaml"
 MANIFEST_NAME = "manifest.json"
@@ -47,6 +53,9 @@ class RunDir:
             if self.force:
                 raise RunDirError(f"{p}: not empty and not a paperkit run (no {CONFIG_NAME}); refusing to clear it")
             raise RunDirError(f"{p}: not empty and not a paperkit run; choose a new --run-dir")
+        if previous is not None and not self.finished and self._nothing_done():
+            previous = None  # a failed start: nothing to resume or protect
+            shutil.rmtree(p)
         if previous is not None:
             finished = self.finished
             if self.force:
@@ -78,8 +87,26 @@ class RunDir:
         data = io.read_yaml(self.path / CONFIG_NAME)
         return dict(data) if isinstance(data, Mapping) else {}
 
+    def _nothing_done(self) -> bool:
+        return all(f.name == CONFIG_NAME or f.name.startswith(".")
+                   for f in self.path.rglob("*") if f.is_file())
+
     def file(self, name: str) -> Path:
+        """``name`` inside the run dir; a name that would leave it (``../x``, an absolute path) is refused."""
+        target = (self.path / name).resolve()
+        if not target.is_relative_to(self.path.resolve()):
+            raise UsageError(f"file name '{name}' would be written outside the run dir {self.path}")
         return self.path / name
+
+    def cached(self, name: str, compute: Callable[[], Any], *, fmt: str = "json") -> Any:
+        """The result of stage ``name``: loaded from its checkpoint when one exists (a resumed run),
+        else computed, saved atomically (``fmt``: json, npz or pt) and returned."""
+        file = f"{name}.{fmt}"
+        if self.has_checkpoint(file):
+            return self.load_checkpoint(file)
+        value = compute()
+        self.save_checkpoint(file, value)
+        return value
 
     # -- checkpoints -------------------------------------------------------------------------------
     def checkpoint_path(self, name: str) -> Path:

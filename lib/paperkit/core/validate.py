@@ -71,3 +71,31 @@ def check_not_empty(array: Any, what: str, source: str = "") -> None:
     if len(array) == 0:
         prefix = f"{source}: " if source else ""
         raise InputError(f"{prefix}{what} is empty; expected at least one row")
+
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+=@")
+
+
+def check_file_name(name: str, what: str = "name", *, max_len: int = 100) -> str:
+    """UsageError unless ``name`` can be used inside a file name as is: letters, digits and ``._-+=@``,
+    not starting with a dot, at most ``max_len`` characters (so it cannot leave its folder)."""
+    if not isinstance(name, str) or not name or len(name) > max_len or name.startswith(".") \
+            or any(c not in _NAME_CHARS for c in name):
+        raise UsageError(f"{what} {name!r} cannot be used in a file name; use 1–{max_len} letters, digits or "
+                         "'._-+=@', not starting with '.'")
+    return name
+
+
+def check_finite_for(values: Any, dtype: Any, what: str, source: str = "") -> None:
+    """InputError if ``values`` hold NaN/inf, or numbers too large for ``dtype`` (e.g. 1e308 for float32)
+    or for arithmetic on them (|x| > sqrt(max) would overflow a square)."""
+    check_finite(values, what, source)
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.size == 0:
+        return
+    limit = float(np.sqrt(np.finfo(dtype).max))
+    big = float(np.max(np.abs(arr)))
+    if big > limit:
+        prefix = f"{source}: " if source else ""
+        raise InputError(f"{prefix}{what} holds a value of magnitude {big:.3g}, too large to compute with in "
+                         f"{np.dtype(dtype).name} (limit {limit:.3g}); rescale the data")

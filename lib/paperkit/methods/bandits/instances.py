@@ -357,34 +357,12 @@ def read_matrix_csv(path: str | os.PathLike) -> np.ndarray:
 
     The format follows the suffix (``.tsv`` for tabs; anything else is read as CSV).
     """
-    from paperkit.core import io, tables
+    from paperkit.core import io
+    from paperkit.core.readers import read_numeric
 
     fmt = io.detect_format(path, default="csv")
-    if fmt not in ("csv", "tsv"):
-        fmt = "csv"
-    t = tables.read_table(path, fmt, header=False)
-    rows = [[t.column(c)[i] for c in t.columns] for i in range(len(t))]
-    if rows and all(isinstance(v, str) and _not_a_number(v) for v in rows[0]):
-        rows = rows[1:]  # a header of labels
-    if not rows:
-        raise InputError(f"{path}: no numeric rows; expected a K×K matrix")
-    out = np.empty((len(rows), len(rows[0])))
-    for i, row in enumerate(rows):
-        for j, v in enumerate(row):
-            try:
-                out[i, j] = float(v)
-            except (TypeError, ValueError):
-                raise InputError(f"{path}: row {i + 1}, column {j + 1} = {v!r} is not a number; "
-                                 "expected a numeric matrix") from None
-    return out
-
-
-def _not_a_number(v: str) -> bool:
-    try:
-        float(v)
-    except ValueError:
-        return True
-    return False
+    return read_numeric(path, "matrix", fmt=fmt if fmt in ("csv", "tsv") else "csv", ndim=2, header="auto",
+                        finite=False)
 
 
 def load_instance(path: str | os.PathLike) -> Instance:

@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from paperkit.core import io, tables
+from paperkit.core import io
 from paperkit.core.errors import InputError, UsageError
+from paperkit.core.readers import read_numeric
 from paperkit.methods.conformal.combiners import check_alpha, combine, in_set
 
 TABLE_COMBINERS = ("mean", "e", "u", "eu", "min")
@@ -18,19 +19,11 @@ TABLE_COMBINERS = ("mean", "e", "u", "eu", "min")
 def read_pvalues(path: str | os.PathLike) -> np.ndarray:
     """A (rows, K) matrix of p-values in (0, 1] from .npy/.npz or a numeric table."""
     name = io.display_name(path)
-    fmt = io.detect_format(path, None, default="csv")
-    if fmt in ("npy", "npz"):
-        p = np.asarray(io.read_array(path))
-    elif fmt in ("csv", "tsv", "jsonl"):
-        p = tables.read_table(path).numeric()
-    else:
-        raise UsageError(f"{name}: expected .npy, .npz or a CSV/TSV/JSONL table of p-values")
+    p = read_numeric(path, "p-values", ndim=(1, 2), finite=False, fmt=None)
     if p.ndim == 1:
         p = p.reshape(1, -1)
-    if p.ndim != 2 or p.shape[0] == 0 or p.shape[1] == 0:
+    if p.shape[0] == 0 or p.shape[1] == 0:
         raise InputError(f"{name}: p-values have shape {p.shape}; expected (rows, K folds) with at least one of each")
-    if not np.issubdtype(p.dtype, np.number):
-        raise InputError(f"{name}: p-values have dtype {p.dtype}; expected numbers")
     p = p.astype(np.float64)
     bad = ~(np.isfinite(p) & (p > 0) & (p <= 1))
     if bad.any():

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from paperkit.core import io, plots
+from paperkit.core import io, plots, tables
 from paperkit.core.errors import InputError
 from paperkit.core.progress import progress
 from paperkit.datasets import train_test_indices
@@ -112,7 +112,7 @@ def _fit_run(run: Any, model: TMvML, method_list: list[str], X: list[np.ndarray]
              test_fraction: float, lam_tnn: float | None, seed: int) -> tuple[dict[str, Any], list[str], str]:
     report: dict[str, Any] = {"definitions": metrics.DEFINITIONS, "methods": method_list, "n_train": int(len(Y)),
                               "n_labels": int(Y.shape[1]), "n_views": len(X)}
-    tables = []
+    report_tables = []
     # Repeated random splits, each checkpointed so --resume skips finished ones.
     if cv:
         done = {}
@@ -132,7 +132,7 @@ def _fit_run(run: Any, model: TMvML, method_list: list[str], X: list[np.ndarray]
         report["cv"] = {"splits": cv, "test_fraction": test_fraction, "summary": summ}
         rows = [{"split": s, "method": meth, **vals} for s, r in enumerate(results) for meth, vals in r.items()]
         tables.write_table(run.file("splits.csv"), rows)
-        tables.append(format_table(summ, f"{cv} random splits (test share {test_fraction}), mean ± std:"))
+        report_tables.append(format_table(summ, f"{cv} random splits (test share {test_fraction}), mean ± std:"))
 
     # The model on all training data (the one saved), scored on the test data when given.
     bar = progress(total=model.max_iter, desc="ADMM")
@@ -154,11 +154,11 @@ def _fit_run(run: Any, model: TMvML, method_list: list[str], X: list[np.ndarray]
     if Yte is not None:
         test = {meth: metrics.evaluate(Yte, F, model.threshold) for meth, F in scores.items()}
         report["test"] = test
-        tables.append(format_table(test, f"test set ({len(Yte)} samples):"))
+        report_tables.append(format_table(test, f"test set ({len(Yte)} samples):"))
     elif Xte is None:
         report["train"] = {"tmvml": metrics.evaluate(Y, scores["tmvml"], model.threshold)}
         if not cv:
-            tables.append(format_table(report["train"], "training data (no test data given):"))
+            report_tables.append(format_table(report["train"], "training data (no test data given):"))
     report["solver"] = {"iterations": fitted.n_iter_, "converged": fitted.converged_,
                         "primal_residual": float(trace["primal_residual"][-1]) if fitted.n_iter_ else 0.0}
     io.write_json(run.file("metrics.json"), report)
@@ -167,7 +167,7 @@ def _fit_run(run: Any, model: TMvML, method_list: list[str], X: list[np.ndarray]
         summary["test_average_precision"] = report["test"]["tmvml"]["average_precision"]
     if "cv" in report:
         summary["cv_average_precision"] = report["cv"]["summary"]["tmvml"]["average_precision"]
-    return summary, [p for p in inputs if p], "\n\n".join(tables)
+    return summary, [p for p in inputs if p], "\n\n".join(report_tables)
 
 
 def make_command(out: Path, dataset: str, seed: int, n: int | None) -> list[Path]:

@@ -1,0 +1,107 @@
+"""Threads and memory: one ``--jobs`` meaning for every engine, and refusing work that cannot fit.
+
+* :func:`set_threads` is called once per invocation with ``--jobs`` (0 = one per core). It sets the
+  thread count of numba and torch (now if they are imported, through their environment variables if
+  not yet) and remembers it for process pools (:func:`jobs`). Results never depend on it.
+* :func:`check_memory` refuses, before anything is allocated, a request whose estimated size exceeds
+  the memory limit, naming the estimate and the flag that raises the limit.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+from paperkit.core.errors import UsageError
+
+_jobs: int | None = None
+
+# Engines that size their thread pools from the environment when first imported.
+_THREAD_ENV = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def cpu_count() -> int:
+    """Cores this process may use (its CPU affinity where the OS tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_jobs(jobs: int | None) -> int:
+    """``--jobs`` as a worker count: 0 (or None) means one per core."""
+    if jobs is None or int(jobs) <= 0:
+        return cpu_count()
+    return int(jobs)
+
+
+def set_threads(jobs: int | None) -> int:
+    """Use ``jobs`` threads in numba and torch (0 = one per core); returns the count."""
+    global _jobs
+    n = resolve_jobs(jobs)
+    _jobs = n
+    for var in _THREAD_ENV:
+        if var == "NUMBA_NUM_THREADS" and "numba" in sys.modules:
+            continue  # read at import only; set_num_threads below
+        if var.startswith(("OMP", "MKL")) and "torch" in sys.modules:
+            continue
+        os.environ[var] = str(n)
+    if "numba" in sys.modules:
+        import numba
+
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    if "torch" in sys.modules:
+        import torch
+
+        torch.set_num_threads(n)
+    return n
+
+
+def jobs() -> int:
+    """The worker count set for this invocation (one per core when none was set)."""
+    return _jobs if _jobs is not None else cpu_count()
+
+
+def total_memory_bytes() -> int:
+    """Physical memory of the machine (what the OOM killer measures against)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+def default_memory_limit_gb() -> float:
+    """Three quarters of physical memory: leaves room for the OS and the caller's other work."""
+    return round(0.75 * total_memory_bytes() / 2**30, 1)
+
+
+def format_bytes(n: float) -> str:
+    if not math.isfinite(n):
+        return "an unbounded amount"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.1f} PiB"
+
+
+def check_memory(nbytes: float, what: str, *, limit_gb: float | None = None,
+                 flag: str = "--max-memory-gb") -> None:
+    """UsageError (exit 2) when ``what`` needs more than ``limit_gb`` (default: 3/4 of RAM).
+
+    ``nbytes`` is an estimate computed from the options alone, before anything is allocated; pass
+    Python ints or floats (numpy ints overflow silently).
+    """
+    limit = default_memory_limit_gb() if limit_gb is None else float(limit_gb)
+    if not (nbytes <= limit * 2**30):
+        raise UsageError(f"{what} needs about {format_bytes(nbytes)} of memory, over the limit of "
+                         f"{limit:g} GiB; use smaller sizes, or raise the limit with {flag}")
+
+
+def check_work(units: float, what: str, *, limit: float, flag: str, unit: str = "operations") -> None:
+    """UsageError when a run would take ``units`` of work over ``limit`` (e.g. hours of compute)."""
+    if not (units <= limit):
+        shown = f"{units:.3g}" if math.isfinite(units) else "an unbounded number of"
+        raise UsageError(f"{what} means {shown} {unit}, over the limit of {limit:.3g}; use smaller sizes, "
+                         f"or raise the limit with {flag}")
