@@ -11,19 +11,27 @@ PY     := $(BIN)/python
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: help venv demo test test-quick lint bench completions man check-generated examples clean distclean
+.PHONY: help venv lock demo test test-quick test-slow test-timing lint bench completions man check-generated examples clean distclean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
-# The environment is rebuilt when pyproject.toml changes. torch's range resolves to the CPU build
-# where one is available; see README for GPU machines.
-$(STAMP): pyproject.toml
+# The environment is rebuilt when pyproject.toml or constraints.txt changes. constraints.txt pins every
+# dependency CI and developers install (refresh it with 'make lock'); torch is left to its range in
+# pyproject.toml so that a GPU machine keeps the CUDA build it installed first (see README).
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,all]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,all]'
 	@touch $@
 
 venv: $(STAMP)  ## create/update .venv with paperkit, its optional engines and the test tools
+
+lock:  ## re-resolve every dependency in a scratch venv and rewrite constraints.txt
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet --disable-pip-version-check -e '.[test,all]'
+	{ echo "# Pinned by 'make lock' from pyproject.toml; 'make venv' installs with it. torch is left to its range."; \
+	  .lock-venv/bin/pip freeze --exclude-editable --disable-pip-version-check | grep -viE '^(torch|pip|setuptools|wheel)=='; } > constraints.txt
+	rm -rf .lock-venv
 
 demo: $(STAMP)  ## a short end-to-end run of every available command
 	@for step in examples/demo/*.sh; do \
@@ -32,10 +40,16 @@ demo: $(STAMP)  ## a short end-to-end run of every available command
 	@echo "== demo finished" >&2
 
 test: $(STAMP) lint  ## lint, then the whole test suite
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -m "not timing" $(PYTEST_ARGS)
 
-test-quick: $(STAMP)  ## the test suite without tests marked slow
-	$(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
+test-quick: $(STAMP)  ## the test suite without tests marked slow or timing
+	$(BIN)/pytest -m "not slow and not timing" $(PYTEST_ARGS)
+
+test-slow: $(STAMP)  ## only the tests marked slow (minutes of training; not in CI's quick subset)
+	$(BIN)/pytest -m slow $(PYTEST_ARGS)
+
+test-timing: $(STAMP)  ## only the wall-clock ratio tests, best run on a quiet machine
+	$(BIN)/pytest -m timing $(PYTEST_ARGS)
 
 lint: $(STAMP)  ## ruff on all Python code
 	$(BIN)/ruff check lib cli tests benchmarks examples

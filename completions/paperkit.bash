@@ -202,6 +202,35 @@ _paperkit_cogmath_report_completion_setup() {
 
 _paperkit_cogmath_report_completion_setup;
 
+_paperkit_completion_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_COMPLETION_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_completion_completion_setup() {
+    complete -o nosort -F _paperkit_completion_completion paperkit-completion
+}
+
+_paperkit_completion_completion_setup;
+
 _paperkit_conformal_combine_completion() {
     local IFS=$'\n'
     local response
@@ -549,6 +578,35 @@ _paperkit_ldsmc_train_completion_setup() {
 }
 
 _paperkit_ldsmc_train_completion_setup;
+
+_paperkit_man_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_MAN_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_man_completion_setup() {
+    complete -o nosort -F _paperkit_man_completion paperkit-man
+}
+
+_paperkit_man_completion_setup;
 
 _paperkit_mm_prefill_completion() {
     local IFS=$'\n'

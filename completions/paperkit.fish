@@ -125,6 +125,24 @@ end;
 
 complete --no-files --command paperkit-cogmath-report --arguments "(_paperkit_cogmath_report_completion)";
 
+function _paperkit_completion_completion;
+    set -l response (env _PAPERKIT_COMPLETION_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-completion);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-completion --arguments "(_paperkit_completion_completion)";
+
 function _paperkit_conformal_combine_completion;
     set -l response (env _PAPERKIT_CONFORMAL_COMBINE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-conformal-combine);
 
@@ -340,6 +358,24 @@ function _paperkit_ldsmc_train_completion;
 end;
 
 complete --no-files --command paperkit-ldsmc-train --arguments "(_paperkit_ldsmc_train_completion)";
+
+function _paperkit_man_completion;
+    set -l response (env _PAPERKIT_MAN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-man);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-man --arguments "(_paperkit_man_completion)";
 
 function _paperkit_mm_prefill_completion;
     set -l response (env _PAPERKIT_MM_PREFILL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-mm-prefill);

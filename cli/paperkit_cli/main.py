@@ -76,7 +76,7 @@ def _version() -> str:
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr; no progress bars.")
 @click.option("-v", "--verbose", count=True, help="More log detail on stderr (-vv for debug).")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors (also PAPERKIT_DEBUG=1).")
-@click.version_option(version=None, package_name="paperkit", prog_name="paperkit",
+@click.version_option(version=None, package_name="paperkit-icml25", prog_name="paperkit",
                       message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context, quiet: bool, verbose: int, debug: bool) -> None:

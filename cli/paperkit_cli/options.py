@@ -228,6 +228,17 @@ class ListOf(click.ParamType):
         return [CompletionItem(prefix + c) for c in self.choices if c.startswith(last)]
 
 
+def _finite_floats(param: click.Parameter) -> None:
+    """Every float option refuses NaN/inf: click's FLOAT and FloatRange become FiniteFloat (same bounds)."""
+    t = param.type
+    if isinstance(t, click.FloatRange):
+        param.type = FiniteFloat(t.min, t.max, min_open=t.min_open, max_open=t.max_open)
+    elif isinstance(t, click.types.FloatParamType):
+        param.type = FiniteFloat()
+    elif isinstance(t, click.Tuple):
+        t.types = [FiniteFloat() if type(x) is click.types.FloatParamType else x for x in t.types]
+
+
 class PaperkitCommand(click.Command):
     """A click command with the shared options and the shared run bookkeeping."""
 
@@ -245,12 +256,27 @@ class PaperkitCommand(click.Command):
             click.Option(["-v", "--verbose"], count=True, help="More log detail on stderr (-vv for debug)."),
             click.Option(["--debug"], is_flag=True, help="Show tracebacks for errors."),
         ])
+        for param in self.params:
+            _finite_floats(param)
         # PAPERKIT_<CMD>_<OPTION>, spelled like the long option (click's automatic names use the
         # Python parameter name, which can differ: --format vs fmt).
         prefix = "PAPERKIT_" + (self.name or "").replace("-", "_").upper()
         for param in self.params:
             if isinstance(param, click.Option) and param.envvar is None and param.name not in ("help", "print_config"):
                 param.envvar = f"{prefix}_{config_key(param).replace('-', '_').upper()}"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # --print-config writes a config to edit: options that are required for a run may be missing.
+        if "--print-config" not in args:
+            return super().parse_args(ctx, args)
+        required = [p for p in self.params if p.required]
+        for p in required:
+            p.required = False
+        try:
+            return super().parse_args(ctx, args)
+        finally:
+            for p in required:
+                p.required = True
 
     def invoke(self, ctx: click.Context) -> Any:
         group_flags = ctx.find_root().meta.get(GLOBAL_FLAGS_KEY, {})

@@ -3,7 +3,7 @@
 EXAMPLES += mm-prefill
 MMP_PATTERNS := a_shape vs block grid 2d_boundary
 MMP_DENSITIES := 0.02 0.05 0.1 0.2
-MMP_SPEC := mm-prefill/configs/video_text.yaml
+MMP_SPEC := mm-prefill/specs/video_text.yaml
 PYTHON ?= $(or $(wildcard $(dir $(shell command -v $(firstword $(PAPERKIT))))python),python3)
 
 mm-prefill: mm-prefill/out/patterns.json mm-prefill/out/searched/metrics.json mm-prefill/out/recall_vs_density.png \

@@ -57,11 +57,12 @@ def test_unexpected_error_is_70_and_debug_shows_traceback(capsys, monkeypatch):
     rc, out, err = _run(_cmd(_raise(ZeroDivisionError("boom"))), [], capsys)
     assert rc == 70 and "unexpected ZeroDivisionError: boom" in err and "--debug" in err
     assert err.count("\n") == 1
-    with pytest.raises(ZeroDivisionError):
-        run_cli(_cmd(_raise(ZeroDivisionError("boom"))), "paperkit-probe", ["--debug"])
+    # --debug (or PAPERKIT_DEBUG=1) adds the traceback and keeps the exit code.
+    rc, out, err = _run(_cmd(_raise(ZeroDivisionError("boom"))), ["--debug"], capsys)
+    assert rc == 70 and "Traceback" in err and "ZeroDivisionError: boom" in err
     monkeypatch.setenv("PAPERKIT_DEBUG", "1")
-    with pytest.raises(InputError):
-        run_cli(_cmd(_raise(InputError("x"))), "paperkit-probe", [])
+    rc, out, err = _run(_cmd(_raise(InputError("x"))), [], capsys)
+    assert rc == 3 and "Traceback" in err
 
 
 def test_usage_error_out_of_range_is_one_line_exit_2(capsys):

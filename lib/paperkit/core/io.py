@@ -232,6 +232,12 @@ def read_json(path: str | os.PathLike) -> Any:
         raise InputError(f"{display_name(path)}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
 
 
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Atomically write a text file (``.gz`` compressed deterministically)."""
+    with text_writer(path) as f:
+        f.write(text)
+
+
 def write_jsonl(path: str | os.PathLike, rows: Iterable[Any]) -> None:
     with text_writer(path) as f:
         for r in rows:

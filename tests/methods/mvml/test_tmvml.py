@@ -12,17 +12,22 @@ from paperkit.methods.mvml import TMvML, data, evaluate, experiment, solver
 from paperkit.methods.mvml.tensor import fourier_singular_values, rotate
 
 
-def test_convergence_on_digits():
-    """Acceptance 2: residual < 1e-4, objective non-increasing after 20 iterations, < 60 s."""
+@pytest.mark.timing
+def test_digits_fit_takes_under_a_minute():
     d = data.digits_mvml()
     t0 = time.perf_counter()
+    TMvML().fit(d.views, d.Y)
+    assert time.perf_counter() - t0 < 60
+
+
+def test_convergence_on_digits():
+    """On digits the ADMM residual falls below 1e-4 and the objective stops increasing after 20 iterations."""
+    d = data.digits_mvml()
     model = TMvML().fit(d.views, d.Y)
-    elapsed = time.perf_counter() - t0
     tr = model.state_.trace[: model.n_iter_]
     assert tr[-1, 3] < 1e-4
     obj = tr[19:, 0]
     assert np.all(np.diff(obj) <= 1e-6 * np.abs(obj[1:])), np.diff(obj).max()
-    assert elapsed < 60
     # ADMM ends below its ridge start on the objective it minimises (the small μ₀ lets it leave the
     # ridge point, where the Laplace penalty is flat; see the solver's docs)
     mapped = [X - model.feature_means_[v] for v, X in enumerate(model.view_map_.transform(d.views))]
