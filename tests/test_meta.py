@@ -178,3 +178,43 @@ def test_shipped_example_configs_load_into_their_command(config, pk):
             return
         errors[name] = r.stderr.strip()
     pytest.fail(f"{config} loads into none of {candidates}: {errors}")
+
+
+# ------------------------------------------------------------------------- one source per parameter
+def _settings_classes():
+    """(command, dataclass) for every command module that names its settings: ``SETTINGS = "mod:Class"``
+    (a string, so that --help imports nothing heavy)."""
+    import importlib
+
+    out = []
+    for name in AVAILABLE:
+        module = importlib.import_module(registry.module_name(name))
+        for spec in (getattr(module, "SETTINGS", None),) if isinstance(getattr(module, "SETTINGS", None), str) \
+                else getattr(module, "SETTINGS", ()) or ():
+            mod, _, cls = spec.partition(":")
+            out.append((name, getattr(importlib.import_module(mod), cls)))
+    return out
+
+
+def test_cli_defaults_equal_the_settings_dataclass_defaults():
+    """The library's settings dataclass holds every default; an option of the same name may not differ."""
+    import dataclasses
+
+    checked = 0
+    for name, cls in _settings_classes():
+        by_field = {f.name: f for f in dataclasses.fields(cls)}
+        for p in load_command(name).params:
+            f = by_field.get(p.name)
+            if f is None or not isinstance(p, click.Option):
+                continue
+            default = f.default if f.default is not dataclasses.MISSING else (
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+            if default is dataclasses.MISSING:
+                continue
+            cli_default = p.type_cast_value(click.Context(load_command(name)), p.default) \
+                if p.default is not None else None
+            if isinstance(default, list):
+                default = tuple(default)
+            assert cli_default == default, f"{name} {p.opts[-1]}: CLI default {cli_default!r} != {cls.__name__}.{f.name} = {default!r}"
+            checked += 1
+    assert checked or not _settings_classes()

@@ -44,6 +44,20 @@ def parameters() -> dict[str, dict[str, Any]]:
     return resolved_parameters(_ctx())
 
 
+def settings(cls: type, **overrides: Any) -> Any:
+    """The command's settings dataclass filled from this invocation's parameters (fields by name).
+
+    Options that are not fields (paths, --run-dir, --resume ...) are ignored; ``overrides`` set fields
+    whose option is spelled differently or needs converting.
+    """
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(cls)}
+    values = {k: v for k, v in _ctx().params.items() if k in names}
+    values.update(overrides)
+    return cls(**values)
+
+
 def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool = False,
               resume_free: tuple[str, ...] = (), extra: dict[str, Any] | None = None) -> Any:
     """Prepare ``run_dir`` (see :class:`paperkit.core.runs.RunDir`) with this invocation's parameters.
