@@ -3,6 +3,7 @@ against importing every command module eagerly (what a non-lazy group would do).
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -17,12 +18,15 @@ def timed(argv: list[str]) -> float:
     return time.perf_counter() - t0
 
 
-def median_time(argv: list[str]) -> float:
+def median_time(argv: list[str], repeats: int) -> float:
     timed(argv)  # warm the file cache
-    return statistics.median(timed(argv) for _ in range(REPEATS))
+    return statistics.median(timed(argv) for _ in range(repeats))
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="3 repetitions instead of 15 (a smoke run)")
+    repeats = 3 if ap.parse_args().quick else REPEATS
     py = sys.executable
     eager = ("import importlib\nfrom paperkit_cli import registry\n"
              "for n in registry.available_commands():\n    importlib.import_module(registry.module_name(n))\n"
@@ -33,7 +37,7 @@ def main() -> None:
         ("paperkit papers", [py, "-m", "paperkit_cli", "papers"]),
         ("eager: all commands + numpy/scipy/sklearn/torch", [py, "-c", eager]),
     ]
-    times = {name: median_time(argv) for name, argv in rows}
+    times = {name: median_time(argv, repeats) for name, argv in rows}
     floor = times[rows[0][0]]
     help_t = times["paperkit --help"]
     print(f"{'what':52s} {'median s':>9s} {'vs floor':>9s}")

@@ -51,7 +51,10 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--small", type=int, default=20, help="problems (x10 prompts) for the jobs comparison")
     ap.add_argument("--large", type=int, default=100, help="problems (x10 prompts) for the replay comparison")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 1 repetition, 5 and 20 problems")
     a = ap.parse_args()
+    if a.quick:
+        a.reps, a.small, a.large = 1, 5, 20
     small = generate(a.small, seed=0)[1]
     large = generate(a.large, seed=1)[1]
     n_small = sum(1 for r in small if r["inquiry"])

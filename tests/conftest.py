@@ -92,6 +92,10 @@ def _fresh_paperkit_logger():
     logger.handlers = [h for h in logger.handlers if not getattr(h, "_paperkit", False)]
     logger.propagate = True
     logger.setLevel(logging.NOTSET)
+    logging.captureWarnings(False)
+    warn_logger = logging.getLogger("py.warnings")
+    warn_logger.handlers = [h for h in warn_logger.handlers if not getattr(h, "_paperkit", False)]
+    warn_logger.propagate = True
 
 
 @pytest.fixture

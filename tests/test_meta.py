@@ -218,3 +218,30 @@ def test_cli_defaults_equal_the_settings_dataclass_defaults():
             assert cli_default == default, f"{name} {p.opts[-1]}: CLI default {cli_default!r} != {cls.__name__}.{f.name} = {default!r}"
             checked += 1
     assert checked or not _settings_classes()
+
+
+# ------------------------------------------------------------------ config values of the wrong YAML type
+def _config_options(name):
+    command = load_command(name)
+    for p in command.params:
+        if isinstance(p, click.Option) and p.name not in shared_options.META_PARAMS and not p.hidden:
+            yield p
+
+
+@pytest.mark.parametrize("name", AVAILABLE)
+def test_config_values_of_the_wrong_yaml_type_are_usage_errors(name, pk, tmp_path):
+    """For every option of every command: a mapping, and a list where one value is expected, in --config
+    is a one-line usage error (exit 2) naming the key — never a traceback or exit 70."""
+    for p in _config_options(name):
+        key = shared_options.config_key(p)
+        bad = [{"a": 1}]
+        if not (isinstance(p.type, shared_options.ListOf) or p.multiple or p.nargs != 1):
+            bad.append([1, 2])
+        for value in bad:
+            cfg = tmp_path / "c.yaml"
+            import yaml
+
+            cfg.write_text(yaml.safe_dump({key: value}))
+            r = pk(name, "--config", str(cfg), "--print-config")
+            assert r.exit_code == 2, f"{name} {key}={value!r}: exit {r.exit_code}: {r.stderr}"
+            assert r.stderr.count("\n") == 1 and key in r.stderr, (name, key, r.stderr)

@@ -105,6 +105,16 @@ def _fail(prefix: str, message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+def _interrupted(e: BaseException) -> bool:
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
 def _quiet_stdout() -> None:
     # After the reader of stdout has gone, point stdout at /dev/null so the final flush cannot raise.
     try:
@@ -158,6 +168,8 @@ def run_cli(command: click.Command, prog_name: str, args: list[str] | None = Non
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - the last line of defence
+        if _interrupted(e):  # a Ctrl-C that a library re-raised as its own error (e.g. inside torch.save)
+            _fail(prefix(), "interrupted; finished outputs were kept, unfinished ones discarded", EXIT_INTERRUPTED)
         msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
         fail(prefix(), f"unexpected {type(e).__name__}{': ' + msg if msg else ''} "
               "(this is a bug in paperkit; rerun with --debug for the traceback)", EXIT_UNEXPECTED)

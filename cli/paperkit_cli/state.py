@@ -42,6 +42,25 @@ def _make_handler():
     return handler
 
 
+def _warning_line(message: str) -> str:
+    # logging.captureWarnings hands us "file:line: Category: text\n  source line"; keep "Category: text".
+    first = message.strip().splitlines()[0] if message.strip() else message
+    parts = first.split(": ", 1)
+    text = parts[1] if len(parts) == 2 and ":" in parts[0] else first
+    cmd = settings["command"]
+    return f"{'paperkit ' + cmd if cmd else 'paperkit'}: warning: {text}"
+
+
+def _make_warning_formatter():
+    import logging
+
+    class WarningFormatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return _warning_line(record.getMessage())
+
+    return WarningFormatter()
+
+
 def apply(*, quiet: bool = False, verbose: int = 0, debug: bool = False, command: str | None = None) -> None:
     settings.update(quiet=bool(quiet), verbose=int(verbose or 0), debug=bool(debug) or debug_from_env())
     if command:
@@ -56,6 +75,16 @@ def apply(*, quiet: bool = False, verbose: int = 0, debug: bool = False, command
         logger.addHandler(_make_handler())
         logger.propagate = False
     logger.setLevel(level)
+    # Python warnings (numpy's RuntimeWarnings, library deprecations) become one prefixed line each
+    # instead of raw multi-line warnings; -q hides them.
+    logging.captureWarnings(True)
+    warn_logger = logging.getLogger("py.warnings")
+    if not any(getattr(h, "_paperkit", False) for h in warn_logger.handlers):
+        handler = _make_handler()
+        handler.setFormatter(_make_warning_formatter())
+        warn_logger.addHandler(handler)
+        warn_logger.propagate = False
+    warn_logger.setLevel(logging.ERROR if settings["quiet"] else logging.WARNING)
     from paperkit.core import progress
 
     progress.set_quiet(settings["quiet"])

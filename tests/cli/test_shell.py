@@ -190,3 +190,26 @@ def test_global_flags_before_command(pk):
     assert r.exit_code == 0
     r = pk("--version")
     assert r.exit_code == 0 and r.stdout.startswith("paperkit ")
+
+
+def test_interrupt_wrapped_by_a_library_is_still_130(capsys):
+    def wrapped(**_):
+        try:
+            raise KeyboardInterrupt()
+        except KeyboardInterrupt as e:
+            raise RuntimeError("serialisation failed") from e  # what torch.save may do on Ctrl-C
+
+    rc, _, err = _run(_cmd(wrapped), [], capsys)
+    assert rc == 130 and "interrupted" in err
+
+
+def test_python_warnings_become_one_prefixed_line(capsys):
+    import warnings
+
+    def warn(**_):
+        warnings.warn("overflow encountered in multiply", RuntimeWarning, stacklevel=1)
+
+    rc, _, err = _run(_cmd(warn), [], capsys)
+    assert rc == 0 and err.strip().splitlines() == ["paperkit probe: warning: RuntimeWarning: overflow encountered in multiply"]
+    rc, _, err = _run(_cmd(warn), ["-q"], capsys)
+    assert rc == 0 and err == ""
