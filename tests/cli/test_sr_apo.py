@@ -126,11 +126,61 @@ def test_search_on_a_local_dask_cluster_equals_the_local_search(pk, data_csv, tm
         assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
 
 
-def test_unreachable_scheduler_is_a_one_line_error(pk, data_csv, tmp_path):
+def _free_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_unreachable_scheduler_fails_before_the_run_dir_exists(pk, data_csv, tmp_path):
     pytest.importorskip("distributed")
-    r = _search(pk, data_csv, tmp_path / "run", "--scheduler", "tcp://127.0.0.1:9")
+    r = _search(pk, data_csv, tmp_path / "run", "--scheduler", f"tcp://127.0.0.1:{_free_port()}")
+    assert r.exit_code == 1, r.stderr
+    assert "cannot connect" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.stdout == "" and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("name", ["../../escape", "../x", "/tmp/abs", "a/b", ".hidden", "a b"])
+def test_name_cannot_leave_the_run_dir(pk, data_csv, tmp_path, name):
+    run = tmp_path / "deep" / "run"
+    r = _search(pk, data_csv, run, "--name", name)
     assert r.exit_code == 2, r.stderr
-    assert "cannot connect" in r.stderr and "Traceback" not in r.stderr
+    assert "--name" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not run.exists()
+    assert sorted(p.name for p in tmp_path.rglob("*")) == [], "something was written"
+
+
+def test_data_file_stem_becomes_a_safe_name(pk, tmp_path, data_csv):
+    odd = tmp_path / "my data (v2).csv"
+    odd.write_bytes(data_csv.read_bytes())
+    r = _search(pk, odd, tmp_path / "run")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["dataset"] == "my_data__v2_"
+    assert (tmp_path / "run" / "my_data__v2__LM_2_11284_summary.csv").exists()
+
+
+@pytest.mark.parametrize("seeds,needle", [("11284,x", "item 'x'"), ("-1", "item '-1'"), ("5,5", "item '5' is given twice"),
+                                          ("4294967296", "item '4294967296'")])
+def test_seeds_is_a_list_option(pk, data_csv, tmp_path, seeds, needle):
+    r = _search(pk, data_csv, tmp_path / "run", "--seeds", seeds)
+    assert r.exit_code == 2 and needle in r.stderr and "--seeds" in r.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_resume_with_all_expressions_reuses_the_fit_stages(pk, data_csv, tmp_path):
+    run = tmp_path / "run"
+    args = ("--chunk-size", "200", "--all-expressions")
+    assert _search(pk, data_csv, run, *args).exit_code == 0
+    first = {p.name: p.read_bytes() for p in (run / "all_expressions").iterdir()}
+    assert len(list((run / "checkpoints").glob("*_fit.npz"))) == 4  # 643 expressions in chunks of 200
+    (run / "manifest.json").unlink()
+    for p in sorted((run / "checkpoints").glob("*_fit.npz"))[-2:]:
+        p.unlink()
+    r = _search(pk, data_csv, run, *args, "--resume")
+    assert r.exit_code == 0, r.stderr
+    assert {p.name: p.read_bytes() for p in (run / "all_expressions").iterdir()} == first
 
 
 def test_front_merge_reproduces_maxima_and_drops_non_improving_lengths(pk, tmp_path):
@@ -164,3 +214,17 @@ def test_compare_gaps(pk, tmp_path):
     bad = _write(tmp_path / "bad.csv", "algorithm,R2\nx,0.5\n")
     r = pk("sr-apo-compare", "--front", front, "--models", bad)
     assert r.exit_code == 3 and "no length column" in r.stderr
+
+
+@pytest.mark.parametrize("front_text,needle", [
+    ("length,R2\n1,0.5\n3,nan\n7,0.9\n", "data rows 2"),
+    ("length,R2\n1,0.5\n3,0.7\n7,\n", "data rows 3"),
+    ("length,R2\n1,0.5\n2.5,0.7\n7,0.9\n", "non-integer"),
+])
+def test_compare_refuses_front_rows_it_cannot_use(pk, tmp_path, front_text, needle):
+    front = _write(tmp_path / "front.csv", front_text)
+    models = _write(tmp_path / "models.csv", "algorithm,length,R2\ngplearn,5,0.6\n")
+    r = pk("sr-apo-compare", "--front", front, "--models", models, "-o", tmp_path / "o.csv")
+    assert r.exit_code == 3, r.stderr
+    assert needle in r.stderr and "front.csv" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o.csv").exists()

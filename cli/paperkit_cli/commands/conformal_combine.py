@@ -5,19 +5,23 @@ from __future__ import annotations
 import click
 
 from paperkit_cli import options
+from paperkit_cli.commands._conformal_common import COMBINERS
+
+SETTINGS = "paperkit.methods.conformal.run:CombineSettings"
 
 
 @options.command("conformal-combine", short_help="Combine K exchangeable fold p-values (mean, e, u, eu, min).")
 @click.option("--pvalues", "pvalues_path", required=True, metavar="FILE",
               help="Fold p-values, one row per candidate/test point and one column per fold in the folds' "
-                   "random order: .npy/.npz (2-D) or a CSV/TSV/JSONL table of numeric columns.")
-@click.option("--alpha", type=float, default=0.1, show_default=True,
+                   "random order: .npy/.npz (2-D) or a CSV/TSV/JSONL table of numeric columns; '-' reads stdin "
+                   "(an .npy/.npz stream or a table).")
+@click.option("--alpha", type=options.FiniteFloat(0.0, 0.5, min_open=True), default=0.1, show_default=True,
               help="Level in (0, 0.5]: a candidate is kept when the combined value exceeds alpha.")
-@click.option("--combiner", "combiners", default="mean,e,u,eu", show_default=True,
-              help="Comma-separated: mean, e, u, eu, min.")
+@click.option("--combiner", "combiners", type=options.ListOf(choices=COMBINERS, unique=True), default="mean,e,u,eu",
+              show_default=True, help="Combiners (a list of mean, e, u, eu, min).")
 @options.seed_option
 @options.output_options
-def cli(pvalues_path, alpha, combiners, seed, output, fmt, manifest_path):
+def cli(pvalues_path, output, fmt, manifest_path, **_):
     """Combine K exchangeable fold p-values (mean, e, u, eu, min).
 
     For each row F(p_1..p_K) with F = mean (mod-cross), e = min over j of the mean of the first j
@@ -35,10 +39,10 @@ def cli(pvalues_path, alpha, combiners, seed, output, fmt, manifest_path):
       $ paperkit conformal-combine --pvalues fold_pvalues.npy --combiner e,eu --format csv
     """
     from paperkit.core import tables
-    from paperkit.methods.conformal.combine_io import combine_rows, read_pvalues
+    from paperkit.methods.conformal.run import CombineSettings, execute_combine, prepare_combine
     from paperkit_cli import runtime
 
-    rows = combine_rows(read_pvalues(pvalues_path), [c.strip() for c in combiners.split(",") if c.strip()], alpha,
-                        seed)
-    tables.write_table(output, rows, fmt)
-    runtime.write_manifest(inputs=[pvalues_path], output=output, manifest_path=manifest_path, seed=seed)
+    inputs = prepare_combine(runtime.settings(CombineSettings), pvalues_path)
+    tables.write_table(output, execute_combine(inputs), fmt)
+    runtime.write_manifest(inputs=[pvalues_path], output=output, manifest_path=manifest_path,
+                           seed=inputs.settings.seed)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 
 from paperkit_cli import options
+from paperkit_cli.commands._conformal_common import METHODS, alpha_option, n_folds_option
 
-METHOD_HELP = ("mod, e-mod, u-mod, eu-mod, cross, e-cross, u-cross, eu-cross, bonferroni, bonferroni-2a, cvplus, "
-               "jackknife+, split, split-2a, or all")
+SETTINGS = "paperkit.methods.conformal.run:CvSettings"
 
 
 @options.command("conformal-cv", short_help="Cross-conformal prediction sets with the paper's efficient combiners.")
@@ -15,19 +15,21 @@ METHOD_HELP = ("mod, e-mod, u-mod, eu-mod, cross, e-cross, u-cross, eu-cross, bo
 @click.option("--test", "test_path", required=True, metavar="FILE",
               help="Rows to predict; same feature columns; the target column is optional (then coverage is reported).")
 @click.option("--target", required=True, metavar="COL", help="Target column.")
-@click.option("--features", default=None, metavar="A,B,...", help="Feature columns [default: all but the target].")
-@click.option("--task", type=click.Choice(["regression", "classification"]), default="regression", show_default=True)
-@click.option("--model", default="ridge", show_default=True, metavar="NAME",
-              help="ols, minnorm-ols, ridge, lasso, rf, knn, gbr (classification: logistic, rf, knn, gbc) "
-                   "or module:Class of any scikit-learn estimator.")
-@click.option("--model-param", "model_params", multiple=True, metavar="KEY=VALUE",
+@click.option("--features", type=options.ListOf(), default=None, metavar="A,B,...",
+              help="Feature columns [default: all but the target].")
+@click.option("--task", type=click.Choice(["regression", "classification"]), default="regression", show_default=True,
+              help="regression: sets of numbers (unions of intervals); classification: sets of labels.")
+@click.option("--model", default=None, metavar="NAME",
+              help="regression: ols, minnorm-ols, ridge, lasso, rf, knn, gbr; classification: logistic, rf, knn, gbc; "
+                   "or module:Class of a scikit-learn estimator class [default: ridge for regression, logistic "
+                   "(a standardised logistic regression) for classification].")
+@click.option("--model-param", "model_params", multiple=True, default=(), metavar="KEY=VALUE",
               help="Model hyper-parameter (repeatable), e.g. --model-param alpha=10.")
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True, help="K, the number of folds.")
-@click.option("--alpha", type=float, default=0.1, show_default=True,
-              help="Miscoverage level in (0, 0.5]; the mod-cross family guarantees 1 - 2 alpha.")
-@click.option("--methods", default=None,
-              help=f"Comma-separated: {METHOD_HELP} [default: mod, e-mod, u-mod, eu-mod, cross, e-cross, u-cross, "
-                   "eu-cross, cvplus, split; classification: the combiner methods without Bonferroni].")
+@n_folds_option
+@alpha_option
+@click.option("--methods", type=options.ListOf(choices=METHODS + ("all",), unique=True), default=None,
+              help="Methods, or all [default: mod, e-mod, u-mod, eu-mod, cross, e-cross, u-cross, eu-cross, cvplus, "
+                   "split; classification: the combiner methods without Bonferroni].")
 @click.option("--score", type=click.Choice(["absolute", "normalized", "lac", "aps"]), default=None,
               help="Score [default: absolute for regression, lac for classification]; normalized = |y - mu| / sigma.")
 @click.option("--sigma-model", default="rf", show_default=True, metavar="NAME",
@@ -38,8 +40,7 @@ METHOD_HELP = ("mod, e-mod, u-mod, eu-mod, cross, e-cross, u-cross, eu-cross, bo
 @options.jobs_option
 @options.seed_option
 @options.output_options
-def cli(train, test_path, target, features, task, model, model_params, folds, alpha, methods, score, sigma_model,
-        pvalues_path, summary_path, jobs, seed, output, fmt, manifest_path):
+def cli(train, test_path, pvalues_path, summary_path, output, fmt, manifest_path, **_):
     """Cross-conformal prediction sets with the paper's efficient combiners.
 
     Fits the model on K-1 folds K times (random folds from --seed), turns each fold's residuals into
@@ -56,25 +57,25 @@ def cli(train, test_path, target, features, task, model, model_params, folds, al
     \b
     Examples:
       $ paperkit conformal-cv --train train.csv --test test.csv --target y -o intervals.csv
-      $ paperkit conformal-cv --train train.csv --test test.csv --target y --model rf --folds 10 \\
+      $ paperkit conformal-cv --train train.csv --test test.csv --target y --model rf --n-folds 10 \\
           --methods mod,e-mod,eu-mod,cvplus --summary summary.json -o intervals.csv
     """
     from paperkit.core import io, tables
+    from paperkit.core.errors import UsageError
     from paperkit.core.progress import progress
-    from paperkit.methods.conformal.models import parse_params
-    from paperkit.methods.conformal.pipeline import format_summary, predict_table
-    from paperkit_cli import runtime, state
+    from paperkit.methods.conformal.run import (
+        CvSettings,
+        execute_cv,
+        prepare_cv,
+        summary_columns,
+        summary_rows,
+    )
+    from paperkit_cli import runtime
 
-    if train == "-" and test_path == "-":
-        raise click.UsageError("--train and --test cannot both be stdin")
-    n_jobs = None if jobs == 1 else (-1 if jobs == 0 else jobs)
-    result = predict_table(tables.read_table(train), tables.read_table(test_path), target=target,
-                           features=[f.strip() for f in features.split(",") if f.strip()] if features else None,
-                           task=task, model=model, model_params=parse_params(model_params), n_folds=folds,
-                           alpha=alpha, methods=methods, score=score, sigma_model=sigma_model, seed=seed,
-                           jobs=n_jobs, progress=progress)
+    inputs = prepare_cv(runtime.settings(CvSettings), train, test_path)
+    result = execute_cv(inputs, progress=progress)
     if pvalues_path is not None and result.pvalues is None:
-        raise click.UsageError("--pvalues needs the target column in the test table (regression)")
+        raise UsageError("--pvalues needs the target column in the test table (regression)")
     tables.write_table(output, result.rows, fmt)
     outputs = [output]
     if pvalues_path is not None:
@@ -84,8 +85,7 @@ def cli(train, test_path, target, features, task, model, model_params, folds, al
         io.write_json(summary_path, result.summary)
         outputs.append(summary_path)
     runtime.write_manifest(inputs=[train, test_path], outputs=outputs, output=output, manifest_path=manifest_path,
-                           seed=seed, extra={"summary": result.summary})
-    if not state.settings["quiet"]:
-        click.echo(format_summary(result.summary), err=True)
+                           seed=inputs.settings.seed, extra={"summary": result.summary})
+    options.report_table(summary_rows(result.summary), summary_columns(result.summary))
     if not io.is_stdio(output):
         options.echo_data(io.dumps_json(result.summary, indent=None))

@@ -41,7 +41,7 @@ def cli(front_path, models_path, dataset, summary_path, plot_path, output, fmt, 
         tables.write_table(summary_path, by_model)
         outputs.append(summary_path)
     if plot_path:
-        from paperkit.methods.sr_apo.plot import plot_compare
+        from paperkit.methods.sr_apo.plots import plot_compare
 
         plot_compare(plot_path, front, rows)
         outputs.append(plot_path)

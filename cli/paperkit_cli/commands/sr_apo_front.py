@@ -36,7 +36,7 @@ def cli(patterns, feature_names, latex, plot_path, output, fmt, manifest_path) -
     rows, fronts = fronts_by_dataset(paths, feature_names=names, latex=latex)
     tables.write_table(output, rows, fmt=fmt)
     if plot_path:
-        from paperkit.methods.sr_apo.plot import plot_fronts
+        from paperkit.methods.sr_apo.plots import plot_fronts
 
         plot_fronts(plot_path, fronts)
     runtime.write_manifest(inputs=paths, output=output, manifest_path=manifest_path,

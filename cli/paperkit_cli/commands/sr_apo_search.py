@@ -6,25 +6,24 @@ import click
 
 from paperkit_cli import options, runtime
 
-
-def _shard(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
-    try:
-        k, n = (int(v) for v in value.split("/"))
-    except ValueError:
-        raise click.BadParameter(f"'{value}' is not K/N (for example 2/8)") from None
-    if n < 1 or not 1 <= k <= n:
-        raise click.BadParameter(f"'{value}': expected 1 <= K <= N")
-    return k, n
+SETTINGS = "paperkit.methods.sr_apo.run:SearchSettings"
 
 
-def _ints(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, ...]:
-    try:
-        out = tuple(int(v) for v in value.split(",") if v.strip())
-    except ValueError:
-        raise click.BadParameter(f"'{value}' is not a comma-separated list of integers") from None
-    if not out or any(not 0 <= v < 2**32 for v in out):
-        raise click.BadParameter(f"'{value}': expected integers in [0, 2**32)")
-    return out
+class Shard(click.ParamType):
+    """``K/N``: the K-th of N shards, as a tuple (K, N)."""
+
+    name = "shard"
+
+    def convert(self, value, param, ctx) -> tuple[int, int]:
+        if isinstance(value, tuple):
+            return value
+        try:
+            k, n = (int(v) for v in str(value).split("/"))
+        except ValueError:
+            self.fail(f"'{value}' is not K/N (for example 2/8)", param, ctx)
+        if n < 1 or not 1 <= k <= n:
+            self.fail(f"'{value}': expected 1 <= K <= N", param, ctx)
+        return k, n
 
 
 @options.command("sr-apo-search", short_help="Absolute Pareto-optimal SR front of a dataset by exhaustive search.")
@@ -40,27 +39,30 @@ def _ints(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, 
 @click.option("--optimizers", default="auto", show_default=True,
               help="scipy methods, comma-separated (BFGS,CG,L-BFGS-B,Nelder-Mead,Powell,SLSQP,TNC,trust-constr); "
                    "auto = LM for numba, BFGS for scipy.")
-@click.option("--seeds", default="11284", show_default=True, callback=_ints,
-              help="Start seeds, comma-separated (paper: 11284,11964,15795,21575,22118,23654,29802,5390,6265,860).")
+@click.option("--seeds", type=options.ListOf(click.IntRange(0, 2**32 - 1), unique=True), default="11284",
+              show_default=True, metavar="S1,S2,...",
+              help="Seeds of the start values, one run each (a list; the paper's: "
+                   "11284,11964,15795,21575,22118,23654,29802,5390,6265,860).")
 @click.option("--restarts", type=click.IntRange(0, 1000), default=0, show_default=True,
               help="numba engine: extra starts per expression, uniform in (-3, 3), on top of the seeded start.")
 @click.option("--max-iter", type=click.IntRange(1), default=200, show_default=True,
               help="numba engine: most Levenberg-Marquardt iterations per start.")
-@click.option("--shard", default="1/1", show_default=True, callback=_shard, metavar="K/N",
+@click.option("--shard", type=Shard(), default="1/1", show_default=True, metavar="K/N",
               help="Fit only every N-th expression from the K-th; merge shards with sr-apo-front.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Dask scheduler (tcp://host:8786) to fit chunks on; needs the 'distributed' extra.")
-@click.option("--name", default=None, help="Dataset name in summary file names [default: the data file's stem].")
-@click.option("--all-expressions", is_flag=True, help="Also write every fitted expression per run (.csv.gz).")
-@click.option("--latex", is_flag=True, help="Add a LaTeX column to front.csv.")
+              help="Dask scheduler (tcp://host:8786) to fit chunks on; needs the 'distributed' extra. "
+                   "An address nothing listens on fails before the run dir is made.")
+@click.option("--name", default=None,
+              help="Dataset name in summary file names (letters, digits, '._-+=@') [default: the data file's stem].")
+@click.option("--all-expressions", is_flag=True, default=False, help="Also write every fitted expression per run (.csv.gz).")
+@click.option("--latex", is_flag=True, default=False, help="Add a LaTeX column to front.csv.")
 @click.option("--max-expressions", type=click.IntRange(1), default=20_000_000, show_default=True,
               help="Refuse searches with more leaf assignments than this (raise it to run anyway).")
 @click.option("--chunk-size", type=click.IntRange(1), default=None,
               help="Expressions per checkpointed chunk [default: 20000 numba, 2000 scipy].")
 @options.jobs_option
 @options.run_dir_options
-def cli(data_path, target, features, head, engine, optimizers, seeds, restarts, max_iter, shard, scheduler, name,
-        all_expressions, latex, max_expressions, chunk_size, jobs, run_dir, resume, force) -> None:
+def cli(data_path, run_dir, resume, force, **_) -> None:
     """Fit every expression of the paper's grammar to a dataset; write per-run summaries and the front.
 
     Reads a table with a target column. Expressions are the K-expressions of head length --head over
@@ -78,20 +80,12 @@ def cli(data_path, target, features, head, engine, optimizers, seeds, restarts, 
     """
     import json
 
-    from paperkit.core import tables
     from paperkit.core.progress import progress
-    from paperkit.methods.sr_apo import runner
+    from paperkit.methods.sr_apo.run import SearchSettings, execute_search, prepare_search
 
-    method_list = runner.methods_for(engine, optimizers)
-    if scheduler:
-        runner.check_scheduler_support()
-    inputs = runner.load_inputs(tables.read_table(data_path), target=target, features=features, head=head,
-                                limit=max_expressions)
-    run = runtime.start_run(run_dir, resume=resume, force=force)
-    with progress(total=None, desc="sr-apo-search", unit="expr") as bar:
-        summary = runner.run_search(
-            inputs, run, head=head, engine=engine, methods=method_list, seeds=seeds, restarts=restarts,
-            max_iter=max_iter, shard=shard, scheduler=scheduler, name=name or runner.dataset_name(data_path),
-            all_expressions=all_expressions, latex=latex, chunk_size=chunk_size, jobs=jobs, bar=bar)
-    runtime.write_manifest(inputs=[data_path], run_dir=run.path, extra={"engine": engine, "shard": list(shard)})
+    inputs = prepare_search(runtime.settings(SearchSettings), data_path)
+    s = inputs.settings
+    run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("scheduler",))
+    summary = execute_search(inputs, run, progress=progress)
+    runtime.write_manifest(inputs=[data_path], run_dir=run.path, extra={"engine": s.engine, "shard": list(s.shard)})
     options.echo_data(json.dumps(summary))

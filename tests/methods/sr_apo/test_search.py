@@ -97,22 +97,21 @@ def test_chunking_does_not_change_the_result(random_data):
 def test_checkpoints_are_reused(random_data):
     X, y = random_data
 
-    class Store:
+    class Store:  # the RunDir.cached protocol, in memory
         def __init__(self):
             self.data, self.puts = {}, 0
 
-        def get(self, key):
-            return self.data.get(key)
-
-        def put(self, key, value):
-            self.data[key] = value
-            self.puts += 1
+        def __call__(self, name, compute, *, fmt="json"):
+            if name not in self.data:
+                self.data[name] = compute()
+                self.puts += 1
+            return self.data[name]
 
     store = Store()
-    first = search(X, y, head=2, chunk_size=200, checkpoint=store).runs[0].summary
+    first = search(X, y, head=2, chunk_size=200, stage=store).runs[0].summary
     assert store.puts == 8  # 1579 expressions in chunks of 200
     del store.data["LM_11284_chunk00007"]
-    again = search(X, y, head=2, chunk_size=200, checkpoint=store).runs[0].summary
+    again = search(X, y, head=2, chunk_size=200, stage=store).runs[0].summary
     assert store.puts == 9 and again == first
 
 

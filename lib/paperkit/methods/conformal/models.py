@@ -7,6 +7,8 @@ models (ridge, lasso, knn) are pipelines with a ``StandardScaler`` first.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -16,6 +18,8 @@ from paperkit.core.errors import UsageError
 
 REGRESSORS = ("ols", "minnorm-ols", "ridge", "lasso", "rf", "knn", "gbr")
 CLASSIFIERS = ("logistic", "rf", "knn", "gbc")
+# The model used when none is named: it follows the task.
+DEFAULT_MODEL = {"regression": "ridge", "classification": "logistic"}
 
 
 class MinNormOLS(RegressorMixin, BaseEstimator):
@@ -44,39 +48,85 @@ class MinNormOLS(RegressorMixin, BaseEstimator):
         return (X - self.x_mean_) @ self.coef_ + self.y_mean_
 
 
-def _load_class(spec: str) -> Any:
-    mod_name, _, cls_name = spec.partition(":")
-    if not mod_name or not cls_name:
+def _load_class(spec: str, task: str) -> type:
+    """The estimator class named ``module:Class``, resolved WITHOUT calling anything.
+
+    Only a class that derives from scikit-learn's ``BaseEstimator`` and has ``fit`` and ``predict``
+    (``predict_proba`` for classification) is accepted: a function such as ``subprocess:run`` or
+    ``os:system`` is refused before it could run.
+    """
+    import inspect
+
+    mod_name, _, attr = spec.partition(":")
+    if not mod_name or not attr.isidentifier() or not all(part.isidentifier() for part in mod_name.split(".")):
         raise UsageError(f"model '{spec}' is not a known name or 'module:Class'")
     try:
         module = importlib.import_module(mod_name)
     except ImportError as e:
         raise UsageError(f"model '{spec}': cannot import module '{mod_name}' ({e})") from None
     try:
-        return getattr(module, cls_name)
+        obj = getattr(module, attr)  # looked up, never called
     except AttributeError:
-        raise UsageError(f"model '{spec}': module '{mod_name}' has no attribute '{cls_name}'") from None
+        raise UsageError(f"model '{spec}': module '{mod_name}' has no attribute '{attr}'") from None
+    kind = "regressor" if task == "regression" else "classifier with predict_proba"
+    if not inspect.isclass(obj) or not issubclass(obj, BaseEstimator):
+        raise UsageError(f"model '{spec}' is not a scikit-learn estimator class (a subclass of "
+                         f"sklearn.base.BaseEstimator); expected a {kind}")
+    need = ("fit", "predict") if task == "regression" else ("fit", "predict_proba")
+    missing = [m for m in need if not callable(getattr(obj, m, None))]
+    if missing:
+        raise UsageError(f"model '{spec}' has no {', '.join(missing)} method; expected a scikit-learn {kind}")
+    return obj
+
+
+def _check_params(est: Any, name: str) -> None:
+    """scikit-learn validates hyper-parameters only at fit; check them now (exit 2 naming the parameter)."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    validate = getattr(est, "_validate_params", None)
+    if validate is None:
+        return
+    try:
+        validate()
+    except InvalidParameterError as e:
+        raise UsageError(f"model '{name}': {e}") from None
+
+
+@contextmanager
+def check_params_at_fit(name: str, params: dict[str, Any] | None = None) -> Iterator[None]:
+    """Turn scikit-learn's parameter errors raised while fitting into a one-line usage error.
+
+    Some parameters can only be checked against the data (``n_neighbors`` larger than a fold); when
+    the user set parameters, a ``ValueError`` from the estimator names them.
+    """
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    try:
+        yield
+    except InvalidParameterError as e:
+        raise UsageError(f"model '{name}': {e}") from None
+    except ValueError as e:
+        if not params:
+            raise
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        raise UsageError(f"model '{name}' with {shown} failed on this data: {e}") from None
 
 
 def make_model(name: str, params: dict[str, Any] | None = None, *, task: str = "regression",
                seed: int = 0, jobs: int | None = None) -> Any:
-    """A fresh estimator for ``name`` (a built-in name or ``module:Class``) with ``params`` set."""
+    """A fresh estimator for ``name`` (a built-in name or ``module:Class``) with ``params`` set and checked."""
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     params = dict(params or {})
     names = REGRESSORS if task == "regression" else CLASSIFIERS
     if ":" in name:
-        cls = _load_class(name)
+        cls = _load_class(name, task)
         try:
             model = cls(**params)
         except TypeError as e:
             raise UsageError(f"model '{name}': cannot build it with {params} ({e})") from None
-        need = ("fit", "predict") if task == "regression" else ("fit", "predict_proba")
-        missing = [m for m in need if not hasattr(model, m)]
-        if missing:
-            raise UsageError(f"model '{name}' has no {', '.join(missing)} method; expected a scikit-learn "
-                             f"{'regressor' if task == 'regression' else 'classifier with predict_proba'}")
+        _check_params(model, name)
         return model
     if name not in names:
         raise UsageError(f"unknown {task} model '{name}'; expected one of {', '.join(names)} or 'module:Class'")
@@ -87,6 +137,7 @@ def make_model(name: str, params: dict[str, Any] | None = None, *, task: str = "
             est = cls(**kwargs)
         except TypeError as e:
             raise UsageError(f"model '{name}': invalid parameter(s) {params} ({e})") from None
+        _check_params(est, name)
         return make_pipeline(StandardScaler(), est) if scaled else est
 
     from sklearn import ensemble, linear_model, neighbors

@@ -82,12 +82,22 @@ def compare_tables(front_table, models_table, *, dataset: str | None = None
             keep = np.array([str(v) == dataset for v in front_table.column("dataset")])
             if not keep.any():
                 raise InputError(f"{front_table.source}: no rows for dataset '{dataset}' (has {', '.join(names[:5])})")
+    rows_kept = np.flatnonzero(keep)
+    # A front row that cannot be used is refused, never skipped: it would silently change every gap.
+    bad_r2 = [i for i in rows_kept if not math.isfinite(r2[i])]
+    if bad_r2:
+        raise InputError(f"{front_table.source}: column '{fr}' has {len(bad_r2)} missing or non-finite value(s) "
+                         f"(data rows {', '.join(str(i + 1) for i in bad_r2[:5])}); expected a finite R2 in every "
+                         "front row")
+    bad_len = [i for i in rows_kept if lengths[i] != int(lengths[i]) or lengths[i] < 1]
+    if bad_len:
+        raise InputError(f"{front_table.source}: column '{fl}' has non-integer or < 1 values (data rows "
+                         f"{', '.join(str(i + 1) for i in bad_len[:5])}); expected lengths >= 1")
     front: dict[int, float] = {}
     for L, v in zip(lengths[keep], r2[keep], strict=True):
-        if math.isfinite(v) and L == int(L) and L >= 1:
-            front[int(L)] = max(front.get(int(L), -math.inf), float(v))
+        front[int(L)] = max(front.get(int(L), -math.inf), float(v))
     if not front:
-        raise InputError(f"{front_table.source}: no front rows with a positive integer length and finite R2")
+        raise InputError(f"{front_table.source}: no front rows; expected (length, R2) rows")
     ml = _pick(models_table, LENGTH_NAMES, "length")
     mr = _pick(models_table, R2_NAMES, "R2")
     mlen = models_table.numeric([ml])[:, 0]

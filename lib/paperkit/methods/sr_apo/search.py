@@ -1,8 +1,9 @@
 """The exhaustive search of one dataset: every expression fitted, best R² per length per run.
 
 A *run* is (engine method, seed), as in the paper's ``<dataset>_<method>_<h>_<seed>_summary.csv``.
-For each run the expressions of this shard are fitted in chunks; after each chunk the best row per
-length so far can be checkpointed, so an interrupted search resumes at its last finished chunk.
+For each run the expressions of this shard are fitted in chunks; each chunk is a stage
+(``stage(name, compute, fmt)``, e.g. :meth:`paperkit.core.runs.RunDir.cached`): its best rows per
+length are saved when computed and loaded instead of refitted when a search resumes.
 Ties in R² are broken as the official script sorts: the larger expression string wins. With this
 rule the merge of shards equals the unsharded run exactly.
 """
@@ -32,10 +33,14 @@ PAPER_SEEDS = (11284, 11964, 15795, 21575, 22118, 23654, 29802, 5390, 6265, 860)
 DEFAULT_LIMIT = 20_000_000
 
 
-class Checkpoint(Protocol):
-    def get(self, key: str) -> Any | None: ...
+class Stage(Protocol):
+    """``RunDir.cached``: the value of stage ``name``, loaded when saved before, else ``compute()`` saved."""
 
-    def put(self, key: str, value: Any) -> None: ...
+    def __call__(self, name: str, compute: Callable[[], Any], *, fmt: str = "json") -> Any: ...
+
+
+def no_stage(name: str, compute: Callable[[], Any], *, fmt: str = "json") -> Any:
+    return compute()
 
 
 @dataclass
@@ -205,13 +210,16 @@ class SearchResult:
 def search(X: np.ndarray, y: np.ndarray, *, head: int = 3, engine: str = "numba",
            methods: Sequence[str] = (NUMBA_METHOD,), seeds: Sequence[int] = (PAPER_SEEDS[0],),
            shard: tuple[int, int] = (1, 1), options: FitOptions | None = None, chunk_size: int | None = None,
-           limit: int | None = DEFAULT_LIMIT, keep_all: bool = False, checkpoint: Checkpoint | None = None,
+           limit: int | None = DEFAULT_LIMIT, keep_all: bool = False, stage: Stage = no_stage,
            on_progress: Callable[[int], None] | None = None, feature_names: list[str] | None = None,
            expressions: Expressions | None = None, executor: Any = None) -> SearchResult:
     """Fit every expression of the grammar on (X, y) for each method and seed; best row per length per run.
 
     ``executor``: anything with ``submit(fn, *args)`` returning futures (a Dask client, a
-    ``concurrent.futures`` pool); chunks are then fitted there, the rest stays here.
+    ``concurrent.futures`` pool); chunks are then fitted there, the rest stays here. The first chunk
+    that is not already saved submits every later chunk, so the executor works on them together.
+    ``stage``: saves each chunk's result (``<method>_<seed>_chunk<i>.json``, and ``..._fit.npz`` with
+    ``keep_all``) and loads it back on a resumed search.
     """
     options = options or FitOptions()
     methods = check_methods(engine, methods)
@@ -236,31 +244,38 @@ def search(X: np.ndarray, y: np.ndarray, *, head: int = 3, engine: str = "numba"
             best: dict[int, dict] = {}
             failed = 0
             parts: list[dict[str, np.ndarray]] = []
-            pending = []
+            futures: dict[int, Any] = {}
+
+            def fitted(ci: int, cache: dict, data: Prepared = data, method: str = method, seed: int = seed,
+                       futures: dict[int, Any] = futures) -> dict:
+                if ci not in cache:
+                    if executor is not None:
+                        if ci not in futures:  # submit this chunk and every later one not yet submitted
+                            for cj in range(ci, len(bounds)):
+                                if cj not in futures:
+                                    a2, b2 = bounds[cj]
+                                    futures[cj] = executor.submit(fit_expressions, tokens[a2:b2], data, engine,
+                                                                  method, seed, options)
+                        cache[ci] = futures.pop(ci).result()
+                    else:
+                        a2, b2 = bounds[ci]
+                        cache[ci] = fit_expressions(tokens[a2:b2], data, engine, method, seed, options)
+                return cache[ci]
+
             for ci, (a, b) in enumerate(bounds):
                 key = f"{method}_{seed}_chunk{ci:05d}"
-                saved = checkpoint.get(key) if checkpoint is not None else None
-                if saved is not None:
-                    best = merge_best(best, {int(L): r for L, r in saved["best"].items()})
-                    failed += int(saved["failed"])
-                    if keep_all:
-                        parts.append(saved["fit"])
-                    if on_progress:
-                        on_progress(b - a)
-                    continue
-                if executor is not None:
-                    pending.append((ci, a, b, key, executor.submit(fit_expressions, tokens[a:b], data, engine,
-                                                                   method, seed, options)))
-                    continue
-                fit = fit_expressions(tokens[a:b], data, engine, method, seed, options)
-                best, failed = _finish_chunk(best, failed, parts, tokens[a:b], fit, data, key, checkpoint, keep_all)
+                cache: dict[int, dict] = {}
+                saved = stage(key, lambda ci=ci, a=a, b=b, cache=cache, data=data: _chunk_record(
+                    tokens[a:b], fitted(ci, cache), data), fmt="json")
+                best = merge_best(best, {int(L): r for L, r in saved["best"].items()})
+                failed += int(saved["failed"])
+                if keep_all:
+                    fit = stage(key + "_fit", lambda ci=ci, cache=cache: fitted(ci, cache), fmt="npz")
+                    parts.append({k: np.asarray(v) for k, v in fit.items()})
                 if on_progress:
                     on_progress(b - a)
-            for _ci, a, b, key, fut in pending:
-                fit = fut.result()
-                best, failed = _finish_chunk(best, failed, parts, tokens[a:b], fit, data, key, checkpoint, keep_all)
-                if on_progress:
-                    on_progress(b - a)
+            for fut in futures.values():  # submitted ahead but saved already (a resumed search)
+                fut.cancel()
             all_rows = None
             if keep_all:
                 all_rows = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]} if parts else None
@@ -268,16 +283,10 @@ def search(X: np.ndarray, y: np.ndarray, *, head: int = 3, engine: str = "numba"
     return result
 
 
-def _finish_chunk(best: dict, failed: int, parts: list, tokens: np.ndarray, fit: dict[str, np.ndarray],
-                  data: Prepared, key: str, checkpoint: Checkpoint | None, keep_all: bool) -> tuple[dict, int]:
-    chunk_best = best_by_length(tokens, fit, data)
-    n_failed = int((~fit["ok"]).sum())
-    if checkpoint is not None:
-        checkpoint.put(key, {"best": {str(L): r for L, r in chunk_best.items()}, "failed": n_failed,
-                             **({"fit": fit} if keep_all else {})})
-    if keep_all:
-        parts.append(fit)
-    return merge_best(best, chunk_best), failed + n_failed
+def _chunk_record(tokens: np.ndarray, fit: dict[str, np.ndarray], data: Prepared) -> dict:
+    """What a chunk stage saves: its best row per length (keys as strings, as JSON has them) and failures."""
+    return {"best": {str(L): r for L, r in best_by_length(tokens, fit, data).items()},
+            "failed": int((~fit["ok"]).sum())}
 
 
 def all_expression_rows(result: SearchResult, run: RunResult) -> dict[str, list]:

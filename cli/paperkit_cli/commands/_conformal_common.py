@@ -1,0 +1,20 @@
+"""Names shared by the conformal commands (plain literals: --help must not import the library;
+``tests/cli/test_conformal.py`` checks them against ``paperkit.methods.conformal``)."""
+
+from __future__ import annotations
+
+import click
+
+from paperkit_cli import options
+
+METHODS = ("mod", "e-mod", "u-mod", "eu-mod", "cross", "e-cross", "u-cross", "eu-cross", "bonferroni",
+           "bonferroni-2a", "cvplus", "jackknife+", "split", "split-2a")
+SIM_METHODS = ("mod", "e-mod", "u-mod", "eu-mod", "cross", "e-cross", "u-cross", "eu-cross", "cvplus",
+               "jackknife+", "split", "split-2a")
+COMBINERS = ("mean", "e", "u", "eu", "min")
+
+n_folds_option = click.option("--n-folds", type=click.IntRange(min=2), default=5, show_default=True,
+                              help="K, the number of folds.")
+alpha_option = click.option("--alpha", type=options.FiniteFloat(0.0, 0.5, min_open=True), default=0.1,
+                            show_default=True,
+                            help="Miscoverage level in (0, 0.5]; the mod-cross family guarantees 1 - 2 alpha.")

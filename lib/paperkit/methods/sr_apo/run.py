@@ -1,0 +1,211 @@
+"""What ``paperkit sr-apo-search`` runs: settings, input checks, and the search into a run directory.
+
+:class:`SearchSettings` holds every default; :func:`prepare_search` reads and checks the table, the
+options, the output names and a Dask scheduler's address before any run dir exists;
+:func:`execute_search` fits every expression (one ``run.cached`` stage per chunk, so ``--resume``
+continues at the last finished chunk) and writes the summaries, the front and its plot with
+``RunDir.file`` (nothing outside the run dir).
+Kept in the library (no click) so that scripts can drive a run directory too.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from paperkit.core import resources, tables
+from paperkit.core.errors import InputError, PaperkitError, UsageError
+from paperkit.core.validate import check_file_name
+from paperkit.methods.sr_apo.data import check_data, select_columns
+from paperkit.methods.sr_apo.front import apo_front, front_rows, summary_filename, write_summary
+from paperkit.methods.sr_apo.grammar import Expressions, enumerate_expressions
+from paperkit.methods.sr_apo.search import (
+    DEFAULT_LIMIT,
+    NUMBA_METHOD,
+    FitOptions,
+    all_expression_rows,
+    check_methods,
+    check_seeds,
+    check_shard,
+    search,
+)
+
+# The paper's ten seeds are PAPER_SEEDS; one run with its first seed is the default.
+DEFAULT_SEEDS = (11284,)
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Every parameter of ``sr-apo-search`` with its default."""
+
+    target: str = "target"
+    features: str = "all"
+    head: int = 3
+    engine: str = "numba"
+    optimizers: str = "auto"
+    seeds: tuple[int, ...] = DEFAULT_SEEDS
+    restarts: int = 0
+    max_iter: int = 200
+    shard: tuple[int, int] = (1, 1)
+    scheduler: str | None = None
+    name: str | None = None
+    all_expressions: bool = False
+    latex: bool = False
+    max_expressions: int = DEFAULT_LIMIT
+    chunk_size: int | None = None
+    jobs: int = 0
+
+
+@dataclass
+class Inputs:
+    X: np.ndarray
+    y: np.ndarray
+    columns: list[str]
+    expressions: Expressions
+
+
+@dataclass
+class SearchInputs:
+    settings: SearchSettings
+    data: Inputs
+    methods: tuple[str, ...]
+    name: str
+
+
+class SchedulerError(PaperkitError):
+    """The Dask scheduler cannot be reached (exit 1: a known runtime problem, not a bad option)."""
+
+
+def methods_for(engine: str, optimizers: str) -> tuple[str, ...]:
+    if optimizers.strip() in ("", "auto"):
+        return (NUMBA_METHOD,) if engine == "numba" else ("BFGS",)
+    return check_methods(engine, [m.strip() for m in optimizers.split(",") if m.strip()])
+
+
+def dataset_name(path: str | os.PathLike) -> str:
+    """The data file's stem, made safe for file names (other characters become '_')."""
+    if str(path) == "-":
+        return "stdin"
+    name = Path(path).name
+    for suffix in (".gz", ".csv", ".tsv", ".jsonl"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    name = re.sub(r"[^A-Za-z0-9._+=@-]", "_", name).lstrip(".")[:100]
+    return name or "data"
+
+
+def check_scheduler_support() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
+        raise UsageError("--scheduler needs Dask's 'distributed' package (pip install 'paperkit[dask]')")
+
+
+def check_scheduler(address: str, *, timeout: float = 5.0) -> None:
+    """Refuse an address nothing listens on, before any run dir exists (tcp/tls addresses are probed)."""
+    check_scheduler_support()
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    if scheme not in ("tcp", "tls"):
+        return
+    host, colon, port = rest.rstrip("/").rpartition(":")
+    if not colon or not port.isdigit() or not host:
+        raise UsageError(f"--scheduler {address!r} is not HOST:PORT or tcp://HOST:PORT")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as e:
+        raise SchedulerError(f"--scheduler {address}: cannot connect ({e.strerror or e})") from None
+
+
+def dask_executor(address: str) -> Any:
+    check_scheduler_support()
+    from distributed import Client
+
+    try:
+        return Client(address, timeout="10s")
+    except (OSError, TimeoutError) as e:
+        raise SchedulerError(f"--scheduler {address}: cannot connect ({e})") from None
+
+
+def load_inputs(table: tables.Table, *, target: str, features: str, head: int, limit: int) -> Inputs:
+    """Validate the table and enumerate the expressions before anything is written."""
+    columns = select_columns(list(table.columns), target, features, table.source)
+    X = table.numeric(columns)
+    y = table.numeric([target])[:, 0]
+    X, y = check_data(X, y, columns, target, table.source)
+    exprs = enumerate_expressions(head, len(columns), limit=limit)
+    kmax = int(exprs.n_const.max())
+    if y.shape[0] < kmax:
+        raise InputError(f"{table.source}: {y.shape[0]} rows but expressions of head length {head} have up to "
+                         f"{kmax} constants; expected at least {kmax} rows")
+    return Inputs(X, y, columns, exprs)
+
+
+def prepare_search(settings: SearchSettings, data: str | os.PathLike | tables.Table) -> SearchInputs:
+    """Options, names, the scheduler and the table, all checked before a run dir exists."""
+    s = settings
+    methods = methods_for(s.engine, s.optimizers)
+    check_seeds(s.seeds)
+    check_shard(s.shard)
+    name = check_file_name(s.name, "--name") if s.name is not None else \
+        dataset_name(data if not isinstance(data, tables.Table) else data.source)
+    if s.scheduler:
+        check_scheduler(s.scheduler)
+    table = data if isinstance(data, tables.Table) else tables.read_table(data)
+    return SearchInputs(s, load_inputs(table, target=s.target, features=s.features, head=s.head,
+                                       limit=s.max_expressions), methods, name)
+
+
+def execute_search(inputs: SearchInputs, run: Any, *, progress: Callable[..., Any] | None = None) -> dict:
+    """Run the search into ``run`` (a RunDir); returns the JSON summary the command prints."""
+    s, name = inputs.settings, inputs.name
+    X, y, columns, exprs = inputs.data.X, inputs.data.y, inputs.data.columns, inputs.data.expressions
+    n_shard = len(exprs.shard(*s.shard))
+    executor = dask_executor(s.scheduler) if s.scheduler else None
+    bar = progress(total=n_shard * len(inputs.methods) * len(s.seeds), desc="sr-apo-search", unit="expr") \
+        if progress is not None else None
+    try:
+        result = search(X, y, head=s.head, engine=s.engine, methods=inputs.methods, seeds=s.seeds, shard=s.shard,
+                        options=FitOptions(max_iter=s.max_iter, jobs=resources.jobs(), restarts=s.restarts),
+                        chunk_size=s.chunk_size, keep_all=s.all_expressions, stage=run.cached,
+                        feature_names=columns, expressions=exprs, executor=executor,
+                        on_progress=bar.update if bar is not None else None)
+    finally:
+        if executor is not None:
+            executor.close()
+        if bar is not None:
+            bar.close()
+    rows = []
+    for r in result.runs:
+        write_summary(run.file(summary_filename(name, r.method, s.head, r.seed)), r.summary)
+        rows.extend(dict(row, method=r.method, seed=r.seed, head=s.head, dataset=name) for row in r.summary.values())
+        if s.all_expressions and r.all_rows is not None:
+            tables.write_table(run.file(f"all_expressions/{name}_{r.method}_{s.head}_{r.seed}.csv.gz"),
+                               all_expression_rows(result, r), fmt="csv")
+    front = apo_front(rows)
+    tables.write_table(run.file("front.csv"), front_rows(front, columns, latex=s.latex), fmt="csv")
+    from paperkit.methods.sr_apo.plots import plot_front
+
+    shard = s.shard
+    plot_front(run.file("front.png"), {L: r["R2"] for L, r in front.items()},
+               {f"{r.method} seed {r.seed}": {L: v["R2"] for L, v in r.summary.items()} for r in result.runs},
+               title=f"{name}: APO front (h = {s.head}, shard {shard[0]}/{shard[1]})" if shard[1] > 1 else
+               f"{name}: APO front (h = {s.head})")
+    return {"run_dir": str(run.path), "dataset": name, "features": columns, "expressions": len(exprs),
+            "fitted": n_shard, "runs": len(result.runs), "failed": sum(r.n_failed for r in result.runs),
+            "front": [{"length": L, "R2": _round(r["R2"]), "expression": r["EquationStructure"]}
+                      for L, r in front.items()]}
+
+
+def _round(v: float) -> float | None:
+    return round(v, 10) if math.isfinite(v) else None
