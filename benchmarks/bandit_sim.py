@@ -39,11 +39,18 @@ def cpu() -> float:
     return time.process_time()
 
 
-def jit_times() -> tuple[float, float]:
-    """Wall seconds of import + first simulate() call in a fresh process: cold cache, then warm cache."""
-    code = ("import time; t=time.perf_counter(); from paperkit.methods.bandits import official16, simulate; "
+def jit_times(cold: bool = True) -> tuple[float | None, float]:
+    """Wall seconds of import + first simulate() call in a fresh process: cold cache, then warm cache.
+
+    Without ``cold`` only the warm time is measured, with the usual cache (compiling every kernel from
+    scratch takes about a minute on a busy 2-core machine)."""
+    code = ("import time; t=time.perf_counter(); from paperkit.methods.bandit import official16, simulate; "
             "simulate(official16(), 'decofusion', 500, 2); print(time.perf_counter()-t)")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "lib"), str(ROOT / "cli")])}
+    if not cold:
+        runs = [float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                     check=True).stdout.strip()) for _ in range(2)]
+        return None, runs[-1]
     with tempfile.TemporaryDirectory() as cache:
         env["NUMBA_CACHE_DIR"] = cache
         out = [float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
@@ -52,9 +59,8 @@ def jit_times() -> tuple[float, float]:
 
 
 def bench_reference(horizon: int, reps: int) -> list[tuple[str, float, float]]:
-    from paperkit.methods.bandits import kernels as K
-    from paperkit.methods.bandits import official16
-    from paperkit.methods.bandits.reference import run_reference
+    from paperkit.methods.bandit import kernels, official16
+    from paperkit.methods.bandit.reference import run_reference
 
     inst = official16()
     rows = []
@@ -66,12 +72,12 @@ def bench_reference(horizon: int, reps: int) -> list[tuple[str, float, float]]:
             t0 = cpu()
             rr, rd, _ = run_reference(name, inst.means, inst.preference, inst.best, horizon, seed=r, ckpts=ck)
             ref_t.append(cpu() - t0)
-            K.trace_run(K.ALGORITHMS[name], inst.means, inst.preference, inst.best, horizon, 0.5, 1 / horizon,
+            kernels.trace_run(kernels.ALGORITHMS[name], inst.means, inst.preference, inst.best, horizon, 0.5, 1 / horizon,
                         0.05, r, ck)  # compiled / loaded from cache before timing
             t0 = cpu()
             n_inner = 20
             for _ in range(n_inner):
-                jr, jd, _ = K.trace_run(K.ALGORITHMS[name], inst.means, inst.preference, inst.best, horizon, 0.5,
+                jr, jd, _ = kernels.trace_run(kernels.ALGORITHMS[name], inst.means, inst.preference, inst.best, horizon, 0.5,
                                         1 / horizon, 0.05, r, ck)
             jit_t.append((cpu() - t0) / n_inner)
             assert jr[-1] == rr[-1] and jd[-1] == rd[-1], f"{name}: jitted and reference runs differ"
@@ -83,7 +89,7 @@ def ours_six(horizon: int, runs: int, seed: int) -> tuple[float, float, dict]:
     """CPU and wall seconds per run of the paper's four algorithms (six runs), one thread; final regrets."""
     import numba
 
-    from paperkit.methods.bandits import official16, simulate
+    from paperkit.methods.bandit import official16, simulate
 
     numba.set_num_threads(1)
     inst = official16()
@@ -121,7 +127,7 @@ def cxx_regrets(vals: np.ndarray, alpha: float = 0.5) -> dict:
 def full_experiment(horizon: int, runs: int) -> tuple[float, float, float]:
     import numba
 
-    from paperkit.methods.bandits import official16, simulate
+    from paperkit.methods.bandit import official16, simulate
 
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     inst = official16()
@@ -148,8 +154,9 @@ def main() -> None:
     horizon = 20_000 if args.quick else 200_000
     full_runs = 10 if args.quick else 100
 
-    cold, warm = jit_times()
-    print(f"JIT: import + first call {cold:.1f} s with a cold cache, {warm:.1f} s with the cache warm\n")
+    cold, warm = jit_times(cold=not args.quick)
+    shown = "not measured (--quick)" if cold is None else f"{cold:.1f} s"
+    print(f"JIT: import + first call: cold cache {shown}, warm cache {warm:.1f} s\n")
 
     t_ref = 1000 if args.quick else 3000
     print(f"1) jitted kernel vs plain-Python reference (official16, T = {t_ref}, same seed, same actions; CPU s/run)")

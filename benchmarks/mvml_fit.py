@@ -7,7 +7,7 @@
    (the ADMM iterations do not depend on n; the mapping and the Gram matrices do).
 First-call time (numba compile, or loading its cache) is reported separately.
 
-Run: python benchmarks/mvml_fit.py [--reps 5]
+Run: python benchmarks/mvml_fit.py [--reps 5] [--quick]  (--quick: fewer repetitions, iterations and cases)
 """
 
 from __future__ import annotations
@@ -43,7 +43,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 1 repetition, 10 iterations, small cases")
     args = ap.parse_args()
+    if args.quick:
+        args.reps, args.iters = 1, 10
 
     t = time.perf_counter()
     solver.solve(problem(2, 4, 3, 20), solver.Settings(max_iter=2, tol=0.0))
@@ -54,7 +57,8 @@ def main() -> None:
     digits.fit(d.views, d.Y)
     mapped = [X - digits.feature_means_[v] for v, X in enumerate(digits.view_map_.transform(d.views))]
     cases = [("digits-mvml (V=3, m=64, q=6)", solver.Problem.from_views(mapped, d.Y - d.Y.mean(0)))]
-    cases += [(f"random (V={V}, m={m}, q={q})", problem(V, m, q, 2000)) for V, m, q in [(3, 64, 14), (6, 64, 40), (6, 64, 260)]]
+    shapes = [(3, 64, 14)] if args.quick else [(3, 64, 14), (6, 64, 40), (6, 64, 260)]
+    cases += [(f"random (V={V}, m={m}, q={q})", problem(V, m, q, 2000)) for V, m, q in shapes]
     print(f"{'ADMM, same iterations':34s} {'numba ms/it':>12s} {'numpy ms/it':>12s} {'speed-up':>9s}")
     for name, P in cases:
         st = solver.Settings(lam=1.0, delta=10.0, max_iter=args.iters, tol=0.0)
@@ -68,7 +72,7 @@ def main() -> None:
     print(f"{'map rbf m=64 + ADMM (defaults)':34s} {fn:12.3f} {fr:12.3f} {fr / fn:8.1f}x")
 
     print(f"\n{'fit time vs n (synthetic, q=8)':34s} {'seconds':>12s} {'us/sample':>12s}")
-    for n in (1000, 4000, 16000):
+    for n in (1000, 2000) if args.quick else (1000, 4000, 16000):
         s = data.synthetic(np.random.default_rng(0), n=n)
         tt = timed(lambda s=s: TMvML(max_iter=50, tol=0.0).fit(s.views, s.Y), max(1, args.reps // 2))
         print(f"{'n = ' + str(n):34s} {tt:12.3f} {tt / n * 1e6:12.1f}")

@@ -108,13 +108,11 @@ DETERMINISTIC = {"papers", "completion", "man", "cogmath-report", "sr-apo-front"
                  "bandit-bound"}
 # Commands still being moved onto the vocabulary; each entry must go (strict xfail fails once it is fixed).
 PENDING = {
-    "bandit-bound": "-T", "bandit-sim": "-T, --device", "bandit-sweep": "-T",
     "cogmath-eval": "--model-dir", "cogmath-generate": "--max-retries, --model-dir",
     "ferret-recon": "-T, --device", "ferret-server": "--address, -T", "ferret-train": "-T",
     "kd-rank": "--seed, --device, -T, help", "kd-rank-diag": "--seed, --device, -T, help",
     "ldsmc-bench": "--threads, -N, --device", "ldsmc-restore": "--threads, -N, --device",
     "ldsmc-train": "--batch, --threads, --device", "mm-prefill-bench": "--threads", "mm-prefill-search": "--device",
-    "mvml-make": "--out",
 }
 
 

@@ -54,7 +54,7 @@ def test_dft_tables_match_numpy_fft():
 
 
 def test_ltr_prox_beats_soft_threshold_and_zero():
-    """Acceptance 1a: on random tensors the LTR step scores no worse than soft-thresholding or zero."""
+    """On random tensors the LTR step scores no worse than soft-thresholding or zero."""
     rng = np.random.default_rng(3)
     for trial in range(20):
         T = rng.normal(size=(8, 3, 5)) * rng.uniform(0.3, 3)
@@ -72,7 +72,7 @@ def test_ltr_prox_beats_soft_threshold_and_zero():
 
 
 def test_ltr_prox_reduces_to_nuclear_norm_for_large_delta():
-    """Acceptance 1b: delta = 1e4 * max sigma makes the LTR step the TNN step at tau/delta (1e-3 relative)."""
+    """delta = 1e4 * max sigma makes the LTR step the TNN step at tau/delta (1e-3 relative)."""
     rng = np.random.default_rng(4)
     T = rng.normal(size=(10, 4, 6))
     smax = tensor.fourier_singular_values(T).max()

@@ -6,7 +6,7 @@ follow the abstract and standard t-SVD practice, and each such choice is an opti
 
 Modules: :mod:`.tensor` (rotation, t-SVD, LTR/TNN and their proximal steps), :mod:`.kernels` (numba),
 :mod:`.solver` (ADMM), :mod:`.views` (common-width mapping), :mod:`.estimator` (``TMvML``),
-:mod:`.baselines`, :mod:`.metrics`, :mod:`.data`, :mod:`.experiment` (repeated splits).
+:mod:`.baselines`, :mod:`.metrics`, :mod:`.data`, :mod:`.run` (repeated splits and the commands' orchestration).
 """
 
 from paperkit.methods.mvml.baselines import BASELINES, MLkNN, run_baseline

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from paperkit.core.errors import InputError
-from paperkit.methods.bandits import (
+from paperkit.core.errors import InputError, UsageError
+from paperkit.methods.bandit import (
     bradley_terry_instance,
     bradley_terry_matrix,
     fit_bradley_terry,
@@ -15,7 +15,7 @@ from paperkit.methods.bandits import (
     preset,
     reward_gap_instance,
 )
-from paperkit.methods.bandits.instances import PREFERENCE_GAPS, REWARD_GAPS, preference_gap_matrix
+from paperkit.methods.bandit.instances import PREFERENCE_GAPS, REWARD_GAPS, preference_gap_matrix
 
 
 def assert_valid(inst):
@@ -92,11 +92,11 @@ def test_bradley_terry_fit_rejects_bad_priors_and_warns_at_max_iter(caplog):
     with pytest.raises(InputError, match="rows of equal length"):
         fit_bradley_terry([[0, 5], [1, 0, 2]])
     wins = [[0, 30, 40], [10, 0, 25], [5, 15, 0]]
-    with caplog.at_level("WARNING", logger="paperkit.methods.bandits.instances"):
+    with caplog.at_level("WARNING", logger="paperkit.methods.bandit.instances"):
         fit_bradley_terry(wins, max_iter=2)
     assert "max_iter = 2" in caplog.text
     caplog.clear()
-    with caplog.at_level("WARNING", logger="paperkit.methods.bandits.instances"):
+    with caplog.at_level("WARNING", logger="paperkit.methods.bandit.instances"):
         fit_bradley_terry(wins)
     assert caplog.text == ""
 
@@ -145,5 +145,5 @@ def test_instance_mapping_variants(tmp_path):
         instance_from_mapping({"means": [0.9, 0.5], "preference": OK_NU, "colour": 1})
     with pytest.raises(InputError, match="exactly one"):
         instance_from_mapping({"means": [0.9, 0.5, 0.4]})
-    with pytest.raises(InputError, match="unknown preset"):
+    with pytest.raises(UsageError, match="unknown preset"):
         preset("official17")

@@ -194,7 +194,8 @@ def preference_gap_instance(gap: float, means: Any = OFFICIAL16_MEANS) -> Instan
 def bradley_terry_matrix(utilities: Any, scale: float = 1.0) -> np.ndarray:
     """ν_{k,l} = σ(scale·(u_k − u_l)), with exact ν + νᵀ = 1."""
     u = np.asarray(utilities, dtype=np.float64)
-    z = scale * (u[:, None] - u[None, :])
+    with np.errstate(over="ignore"):  # a huge scale overflows to ±inf, where σ is exactly 0 or 1
+        z = scale * (u[:, None] - u[None, :])
     nu = 0.5 * (1.0 + np.tanh(0.5 * z))  # σ(z), antisymmetric about 1/2 to the last bit
     return nu
 
@@ -280,27 +281,41 @@ def _strongly_connected(adj: np.ndarray) -> bool:
 
 # -------------------------------------------------------------------------------------- presets, files
 PRESETS = ("official16", "reward-gap:G", "pref-gap:G", "bradley-terry:S")
+# Parameter ranges of the presets. Past these bounds the families stop changing (a reward gap over 0.9
+# sets every other mean to 0, a preference gap over 1/2 makes every duel certain) and huge values would
+# only overflow; a Bradley–Terry scale over 1000 makes every duel certain to machine precision.
+PRESET_RANGES = {"reward-gap": (0.0, 0.9), "pref-gap": (0.0, 0.5), "bradley-terry": (0.0, 1000.0)}
+PRESET_DEFAULTS = {"reward-gap": 0.06, "pref-gap": 0.03, "bradley-terry": 4.0}
 
 
 def preset(spec: str) -> Instance:
-    """An instance by name: ``official16``, ``reward-gap:0.11``, ``pref-gap:0.05``, ``bradley-terry:4``."""
+    """An instance by name: ``official16``, ``reward-gap:0.11``, ``pref-gap:0.05``, ``bradley-terry:4``.
+
+    The spec is an option value, so a bad one is a :class:`UsageError` (exit 2) naming it: an unknown
+    name, a parameter that is not a number or lies outside ``PRESET_RANGES`` (a range ``(0, hi]``).
+    """
+    from paperkit.core.errors import UsageError
+
     name, _, arg = spec.partition(":")
     name = name.strip().lower()
+    name = "bradley-terry" if name == "bt" else name
     if name == "official16" and not arg:
         return official16()
-    if name in ("reward-gap", "pref-gap", "bradley-terry", "bt"):
-        try:
-            value = float(arg) if arg else {"reward-gap": 0.06, "pref-gap": 0.03}.get(name, 4.0)
-        except ValueError:
-            raise InputError(f"preset {spec!r}: {arg!r} is not a number") from None
-        if not math.isfinite(value):
-            raise InputError(f"preset {spec!r}: {value!r}; expected a finite number")
-        if name == "reward-gap":
-            return reward_gap_instance(value)
-        if name == "pref-gap":
-            return preference_gap_instance(value)
-        return bradley_terry_instance(OFFICIAL16_MEANS, scale=value)
-    raise InputError(f"unknown preset {spec!r}; expected one of {', '.join(PRESETS)}")
+    if name not in PRESET_RANGES:
+        raise UsageError(f"--preset {spec!r}: unknown preset; expected one of {', '.join(PRESETS)}")
+    try:
+        value = float(arg) if arg else PRESET_DEFAULTS[name]
+    except ValueError:
+        raise UsageError(f"--preset {spec!r}: {arg!r} is not a number") from None
+    lo, hi = PRESET_RANGES[name]
+    if not lo < value <= hi:  # NaN fails too
+        raise UsageError(f"--preset {spec!r}: {name} parameter {value!r} is out of range; expected a number in "
+                         f"({lo:g}, {hi:g}]")
+    if name == "reward-gap":
+        return reward_gap_instance(value)
+    if name == "pref-gap":
+        return preference_gap_instance(value)
+    return bradley_terry_instance(OFFICIAL16_MEANS, scale=value)
 
 
 INSTANCE_KEYS = ("name", "means", "preference", "scale", "utilities", "wins", "prior")
@@ -366,9 +381,13 @@ def read_matrix_csv(path: str | os.PathLike) -> np.ndarray:
 
 
 def load_instance(path: str | os.PathLike) -> Instance:
-    """An instance from a YAML file (see :func:`instance_from_mapping`)."""
+    """An instance from a YAML file (see :func:`instance_from_mapping`); ``-`` reads it from stdin, and
+    CSV paths inside it are then relative to the working folder."""
     from paperkit.core import io
 
+    if io.is_stdio(path):
+        inst = instance_from_mapping(io.read_yaml("-"), source="<stdin>", base=Path.cwd())
+        return replace(inst, files=("-", *inst.files))
     p = io.require_file(path)
     inst = instance_from_mapping(io.read_yaml(p), source=str(path), base=p.parent)
     return replace(inst, files=(str(path), *inst.files))

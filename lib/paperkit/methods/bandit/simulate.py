@@ -16,8 +16,8 @@ import numpy as np
 from paperkit.core.errors import InputError, UsageError
 from paperkit.core.seeding import spawn_seeds
 from paperkit.core.validate import check_range
-from paperkit.methods.bandits import kernels
-from paperkit.methods.bandits.instances import (
+from paperkit.methods.bandit import kernels
+from paperkit.methods.bandit.instances import (
     PREFERENCE_GAPS,
     REWARD_GAPS,
     TOL,
@@ -181,7 +181,7 @@ def sweep_point(kind: str, value: float, base: Instance, algos: Sequence[str], h
         raise UsageError(f"unknown sweep {kind!r}; expected one of {', '.join(SWEEPS)}")
     a = float(value) if kind == "alpha" else alpha
     inst = sweep_instance(kind, value, base)
-    from paperkit.methods.bandits.bounds import lower_bound
+    from paperkit.methods.bandit.bounds import lower_bound
 
     lb = lower_bound(inst, a)
     rows = []

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from paperkit.core.validate import check_range
-from paperkit.methods.bandits.instances import Instance
+from paperkit.methods.bandit.instances import Instance
 
 
 def kl_bernoulli(p: float, q: float) -> float:

@@ -9,7 +9,7 @@ reward Σ Δ^R_a and dueling Σ (Δ^D_b + Δ^D_c)/2, and stored at the checkpoin
 Randomness comes only from the SplitMix64 stream of :mod:`paperkit.core.rng_kernels`, one state per
 run, in a fixed order per round (algorithm's own coin, then duel outcome, then reward), so a run is
 the same under ``prange`` with any thread count, and the plain-Python references in
-:mod:`paperkit.methods.bandits.reference` reproduce it step for step.
+:mod:`paperkit.methods.bandit.reference` reproduce it step for step.
 
 Differences from the official C++ code, all deliberate (documented in examples/bandit-sim/README.md):
 

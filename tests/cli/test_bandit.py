@@ -7,7 +7,7 @@ import pytest
 from paperkit.core.io import read_json
 from paperkit.core.tables import read_table
 
-FAST = ["-T", "3000", "--runs", "3", "-q"]
+FAST = ["--horizon", "3000", "--runs", "3", "-q"]
 
 
 def test_sim_writes_the_run_dir_and_ranks(pk, tmp_path):
@@ -46,7 +46,7 @@ def test_same_seed_same_bytes_and_resume(pk, tmp_path):
 def test_instance_file_and_bound(pk, tmp_path):
     inst = tmp_path / "inst.yaml"
     inst.write_text("means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n")
-    r = pk("bandit-bound", "--instance", inst, "--alpha", "0.3", "-T", "1000")
+    r = pk("bandit-bound", "--instance", inst, "--alpha", "0.3", "--horizon", "1000")
     assert r.exit_code == 0, r.stderr
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     assert [x["arm"] for x in rows] == [2, 3, "total"]
@@ -59,7 +59,7 @@ def test_bound_writes_inf_and_fills_every_column(pk, tmp_path):
     """An arm whose mean ties the best one has an infinite reward cost: 'inf', never null/empty cells."""
     inst = tmp_path / "tie.yaml"
     inst.write_text("means: [0.9, 0.9, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n")
-    r = pk("bandit-bound", "--instance", inst, "-T", "1000")
+    r = pk("bandit-bound", "--instance", inst, "--horizon", "1000")
     assert r.exit_code == 0, r.stderr
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     assert "null" not in r.stdout
@@ -111,14 +111,14 @@ BAD_NU = "[[0.5, 0.7, 0.8], [0.4, 0.5, 0.6], [0.2, 0.4, 0.5]]"
 @pytest.mark.parametrize("args, code, words", [
     (["--alpha", "1.5"], 2, "alpha"),
     (["--algos", "decofusion,thompson"], 2, "thompson"),
-    (["-T", "0"], 2, "horizon"),
+    (["--horizon", "0"], 2, "horizon"),
     (["--runs", "0"], 2, "runs"),
-    (["--preset", "nope"], 3, "unknown preset"),
+    (["--preset", "nope"], 2, "unknown preset"),
     (["--preset", "official16", "--instance", "x.yaml"], 2, "mutually exclusive"),
     (["--instance", "missing.yaml"], 3, "missing.yaml"),
-    # click's FloatRange lets NaN through; the checks run before the run dir is made
-    (["--f-coef", "nan"], 2, "f_coef"),
-    (["--f-coef", "inf"], 2, "f_coef"),
+    # NaN and inf are refused by the option types; the checks run before the run dir is made
+    (["--f-coef", "nan"], 2, "--f-coef"),
+    (["--f-coef", "inf"], 2, "--f-coef"),
     (["--delta", "nan"], 2, "delta"),
     (["--alpha", "nan"], 2, "alpha"),
 ])
@@ -165,10 +165,10 @@ def test_bad_instances(pk, tmp_path, body, words):
 def test_one_round_runs_with_the_default_delta(pk, tmp_path):
     """T = 1 makes the default delta 1/T = 1: accepted (log(K·t/δ) > 0), no half-made run dir."""
     d = tmp_path / "t1"
-    r = pk("bandit-sim", "-T", "1", "--runs", "2", "-q", "--run-dir", d)
+    r = pk("bandit-sim", "--horizon", "1", "--runs", "2", "-q", "--run-dir", d)
     assert r.exit_code == 0, r.stderr
     assert json.loads(r.stdout)["T"] == 1 and (d / "manifest.json").exists()
-    r = pk("bandit-sweep", "--sweep", "alpha", "--values", "0.5", "-T", "1", "--runs", "1", "-q",
+    r = pk("bandit-sweep", "--sweep", "alpha", "--values", "0.5", "--horizon", "1", "--runs", "1", "-q",
            "--run-dir", tmp_path / "s1")
     assert r.exit_code == 0, r.stderr
 
@@ -179,9 +179,11 @@ def test_sweep_bad_values(pk, tmp_path):
     r = pk("bandit-sweep", "--sweep", "reward-gap", "--values", "a,b", "--run-dir", tmp_path / "s")
     assert r.exit_code == 2 and "--values" in r.stderr
     r = pk("bandit-sweep", "--sweep", "reward-gap", "--values", "inf", "--run-dir", tmp_path / "s")
-    assert r.exit_code == 2 and "gap = inf" in r.stderr
+    assert r.exit_code == 2 and "'inf' is not a finite number" in r.stderr
+    r = pk("bandit-sweep", "--sweep", "reward-gap", "--values", "-0.1", "--run-dir", tmp_path / "s")
+    assert r.exit_code == 2 and "gap = -0.1" in r.stderr
     r = pk("bandit-sweep", "--sweep", "alpha", "--f-coef", "nan", "--run-dir", tmp_path / "s")
-    assert r.exit_code == 2 and "f_coef" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.exit_code == 2 and "--f-coef" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "s").exists()
 
 
@@ -194,9 +196,114 @@ def test_gap_sweep_needs_the_best_arm_first(pk, tmp_path, kind, words):
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
 
 
+@pytest.mark.parametrize("cmd", ["bandit-sim", "bandit-sweep"])
+@pytest.mark.parametrize("args, words", [
+    (["--horizon", "100000000000000000000"], "--horizon"),
+    (["--horizon", "1e20"], "--horizon"),
+    (["--horizon", "1000000001"], "--horizon"),
+    (["--runs", "100000000000"], "--max-memory-gb"),
+    (["--runs", "1000", "--max-memory-gb", "0.00001"], "--max-memory-gb"),
+])
+def test_absurd_sizes_are_refused_up_front(pk, tmp_path, cmd, args, words):
+    """A horizon past the bound or a run count whose results cannot fit in memory: exit 2 before anything
+    is allocated or any run dir is made, one line naming the option (no OverflowError or MemoryError)."""
+    d = tmp_path / "big"
+    extra = ["--sweep", "alpha", "--values", "0.5"] if cmd == "bandit-sweep" else []
+    r = pk(cmd, *extra, *FAST, *args, "--run-dir", d)
+    assert r.exit_code == 2, r.stderr
+    assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+    assert not d.exists()
+    if "--max-memory-gb" in r.stderr and "100000000000" in args:
+        assert "TiB" in r.stderr or "PiB" in r.stderr  # names the estimate
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("nope", "unknown preset"),
+    ("pref-gap:1e308", "out of range"),
+    ("reward-gap:1e308", "out of range"),
+    ("bradley-terry:1e308", "out of range"),
+    ("pref-gap:0", "out of range"),
+    ("pref-gap:nan", "out of range"),
+    ("reward-gap:abc", "not a number"),
+])
+def test_bad_preset_is_a_usage_error_without_warnings(pk, spec, words):
+    """A bad --preset is a bad option value: exit 2, and stderr is exactly one error line (a huge gap
+    used to leak numpy overflow RuntimeWarnings; warnings are turned into errors here to catch any)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = pk("bandit-bound", "--preset", spec)
+    assert r.exit_code == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("paperkit bandit-bound: error:") and words in lines[0]
+    assert r.stdout == ""
+
+
+@pytest.mark.parametrize("spec", ["reward-gap:0.9", "pref-gap:0.5", "bradley-terry:1000"])
+def test_presets_at_the_end_of_their_range(pk, spec):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = pk("bandit-bound", "--preset", spec, "--horizon", "1000")
+    assert r.exit_code == 0 and r.stderr == "", r.stderr
+    assert len(r.stdout.splitlines()) == 16  # 15 suboptimal arms and the total
+
+
+def test_instance_from_stdin(pk, tmp_path):
+    body = "means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n"
+    (tmp_path / "inst.yaml").write_text(body)
+    from_file = pk("bandit-bound", "--instance", tmp_path / "inst.yaml")
+    r = pk("bandit-bound", "--instance", "-", input=body)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == from_file.stdout and len(r.stdout.splitlines()) == 3
+    r = pk("bandit-bound", "--instance", "-", input="means: [0.9, 1.6]\npreference: [[0.5, 0.7], [0.3, 0.5]]\n")
+    assert r.exit_code == 3 and "<stdin>" in r.stderr and "means[2]" in r.stderr
+    d = tmp_path / "sim"
+    r = pk("bandit-sim", "--instance", "-", *FAST, "--algos", "decofusion", "--run-dir", d, input=body)
+    assert r.exit_code == 0, r.stderr
+    assert "instance_sha256" in (d / "config.yaml").read_text()
+
+
+def test_quiet_on_the_group_silences_the_table(pk, tmp_path):
+    args = ["bandit-sim", "--horizon", "300", "--runs", "2", "--algos", "decofusion"]
+    loud = pk(*args, "--run-dir", tmp_path / "a")
+    assert loud.exit_code == 0 and "lower bound C(alpha)" in loud.stderr
+    quiet = pk("-q", *args, "--run-dir", tmp_path / "b")
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    assert json.loads(quiet.stdout)["ranking"] == json.loads(loud.stdout)["ranking"]
+
+
+def test_resume_recomputes_only_missing_stages(pk, tmp_path):
+    """Each algorithm is one stage of the run dir: a resumed run loads the finished ones."""
+    d = tmp_path / "r"
+    args = [*FAST, "--algos", "decofusion,ucb", "--run-dir", d]
+    assert pk("bandit-sim", *args).exit_code == 0
+    before = (d / "regret.csv").read_bytes()
+    ckpts = sorted(p.name for p in (d / "checkpoints").iterdir())
+    assert ckpts == ["decofusion.npz", "ucb.npz"]
+    (d / "manifest.json").unlink()
+    (d / "checkpoints" / "ucb.npz").unlink()
+    stamp = (d / "checkpoints" / "decofusion.npz").stat().st_mtime_ns
+    assert pk("bandit-sim", *args, "--resume").exit_code == 0
+    assert (d / "checkpoints" / "decofusion.npz").stat().st_mtime_ns == stamp  # loaded, not rewritten
+    assert (d / "regret.csv").read_bytes() == before
+
+
+def test_cli_algorithm_names_match_the_kernels():
+    from paperkit.methods.bandit import kernels
+    from paperkit_cli.commands import _bandit_common
+
+    assert set(_bandit_common.ALGORITHMS) == set(kernels.ALGORITHMS)
+    from paperkit.methods.bandit.run import MAX_HORIZON
+
+    assert _bandit_common.MAX_HORIZON == MAX_HORIZON
+
+
 @pytest.mark.slow
 def test_console_script_subprocess(pk_bin, tmp_path):
     r = pk_bin("bandit-bound", "--preset", "pref-gap:0.05", "-o", "-")
     assert r.exit_code == 0 and r.stdout.count("\n") == 16
-    r = pk_bin("bandit-sim", "-T", "2000", "--runs", "2", "--algos", "decofusion", "--run-dir", tmp_path / "r")
+    r = pk_bin("bandit-sim", "--horizon", "2000", "--runs", "2", "--algos", "decofusion", "--run-dir", tmp_path / "r")
     assert r.exit_code == 0 and json.loads(r.stdout)["ranking"][0]["algo"] == "decofusion"

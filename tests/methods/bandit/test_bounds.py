@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from paperkit.methods.bandits import kl_bernoulli, lower_bound, make_instance, official16, reward_gap_instance
+from paperkit.methods.bandit import kl_bernoulli, lower_bound, make_instance, official16, reward_gap_instance
 
 MU = [0.9, 0.6, 0.5]
 NU = [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]

@@ -7,8 +7,8 @@
 * :mod:`.simulate` — many runs in parallel, regret curves, ranked summaries, sweeps.
 """
 
-from paperkit.methods.bandits.bounds import LowerBound, kl_bernoulli, lower_bound
-from paperkit.methods.bandits.instances import (
+from paperkit.methods.bandit.bounds import LowerBound, kl_bernoulli, lower_bound
+from paperkit.methods.bandit.instances import (
                                                 Instance,
                                                 bradley_terry_instance,
                                                 bradley_terry_matrix,
@@ -22,7 +22,7 @@ from paperkit.methods.bandits.instances import (
                                                 preset,
                                                 reward_gap_instance,
 )
-from paperkit.methods.bandits.simulate import (
+from paperkit.methods.bandit.simulate import (
                                                 ALGORITHMS,
                                                 LABELS,
                                                 PAPER_ALGORITHMS,

@@ -4,16 +4,15 @@ import numpy as np
 import pytest
 
 from paperkit.core.seeding import spawn_seeds
-from paperkit.methods.bandits import bradley_terry_instance, official16, preference_gap_instance
-from paperkit.methods.bandits import kernels as K
-from paperkit.methods.bandits.reference import run_reference
+from paperkit.methods.bandit import bradley_terry_instance, kernels, official16, preference_gap_instance
+from paperkit.methods.bandit.reference import run_reference
 
 SINGLE = ["elimfusion", "elim-nofusion", "decofusion", "ucb", "klucb", "rucb"]
 SMALL = bradley_terry_instance([0.7, 0.62, 0.55, 0.3], scale=2.0)
 
 
 def jitted(name, inst, horizon, alpha, seed, ckpts):
-    return K.trace_run(K.ALGORITHMS[name], inst.means, inst.preference, inst.best, horizon, alpha,
+    return kernels.trace_run(kernels.ALGORITHMS[name], inst.means, inst.preference, inst.best, horizon, alpha,
                        1.0 / horizon, 0.05, seed, ckpts)
 
 
@@ -46,7 +45,7 @@ def test_med_nofusion_equals_reference_and_parallel_driver_equals_single_runs():
     pts = np.array([10, 100, 1200])
     out_r = np.zeros((5, 3))
     out_d = np.zeros((5, 3))
-    K.simulate_runs(K.DECOFUSION, inst.means, inst.preference, inst.best, horizon, 0.5, 1 / horizon, 0.05, seeds,
+    kernels.simulate_runs(kernels.DECOFUSION, inst.means, inst.preference, inst.best, horizon, 0.5, 1 / horizon, 0.05, seeds,
                     pts, out_r, out_d)
     for i, s in enumerate(seeds):
         r, d, _ = jitted("decofusion", inst, horizon, 0.5, int(s), pts)
@@ -73,7 +72,7 @@ def test_warmup_and_feedback_frequencies():
 def test_rucb_challenger_is_not_the_candidate_on_a_tie():
     """Zoghi et al. (2014), Algorithm 1: d = argmax_j U_{j,c} with random ties, and d ≠ c on a tie."""
     from paperkit.core.rng_kernels import next_below, python_stream
-    from paperkit.methods.bandits.reference import rucb_challenger
+    from paperkit.methods.bandit.reference import rucb_challenger
 
     # log t = 0 (as at t = 1): U_{j,c} is the empirical rate, so arm 2 ties the candidate's own 1/2
     c = 0
@@ -81,11 +80,11 @@ def test_rucb_challenger_is_not_the_candidate_on_a_tie():
     ties = np.empty(4, np.int64)
     for seed in range(20):
         state = np.array([np.uint64(seed)], np.uint64)
-        assert K.rucb_challenger(wins, c, 0.0, state, ties) == 1
+        assert kernels.rucb_challenger(wins, c, 0.0, state, ties) == 1
         assert state[0] == np.uint64(seed)  # a single remaining arm draws nothing
     # c alone at the top: it duels itself; a tie without c: uniform over the tied arms, as the reference
     wins_alone = np.array([[0, 3, 3], [1, 0, 0], [1, 0, 0]], np.int64)
-    assert K.rucb_challenger(wins_alone, 0, 0.0, np.array([np.uint64(1)], np.uint64), ties) == 0
+    assert kernels.rucb_challenger(wins_alone, 0, 0.0, np.array([np.uint64(1)], np.uint64), ties) == 0
     col = [0.5, 0.9, 0.9, 0.9, 0.2]
     wins_three = np.array([[0, 1, 1, 1, 4], [9, 0, 0, 0, 0], [9, 0, 0, 0, 0], [9, 0, 0, 0, 0], [1, 0, 0, 0, 0]],
                           np.int64)
@@ -93,7 +92,7 @@ def test_rucb_challenger_is_not_the_candidate_on_a_tie():
     seen = set()
     for seed in range(30):
         state = np.array([np.uint64(seed)], np.uint64)
-        d = K.rucb_challenger(wins_three, 0, 0.0, state, ties5)
+        d = kernels.rucb_challenger(wins_three, 0, 0.0, state, ties5)
         _, call = python_stream(seed)
         assert d == rucb_challenger(col, 0, lambda n, call=call: int(call(next_below, n)))
         seen.add(int(d))

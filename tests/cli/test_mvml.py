@@ -9,9 +9,9 @@ import pytest
 @pytest.fixture
 def syn(tmp_path, pk):
     out = tmp_path / "syn"
-    r = pk("mvml-make", "--dataset", "synthetic", "--n", "100", "--out", out)
+    r = pk("mvml-make", "--dataset", "synthetic", "--n", "100", "--run-dir", out)
     assert r.exit_code == 0, r.stderr
-    assert r.stdout.strip() == str(out)
+    assert json.loads(r.stdout)["run_dir"] == str(out) and json.loads(r.stdout)["n_samples"] == 100
     return out
 
 
@@ -86,13 +86,15 @@ def test_bad_inputs_found_before_the_run_starts(syn, tmp_path, pk):
     assert "training view 2 has" in _bad(tmp_path, pk, *base, "--test-views", narrow, code=3)
     assert "--test-views has 2 views" in _bad(tmp_path, pk, *base, "--test-views", _views(syn, 2), code=3)
     for value in ("0", "-1", "nan", "inf"):
-        assert "lam_tnn" in _bad(tmp_path, pk, *base, "--methods", "tmvml,tnn", "--lam-tnn", value, code=2)
-    assert "lam_tnn" in _bad(tmp_path, pk, *base, "--lam-tnn", "0", code=2)  # given but unused: still checked
+        assert "--lam-tnn" in _bad(tmp_path, pk, *base, "--methods", "tmvml,tnn", "--lam-tnn", value, code=2)
+    assert "--lam-tnn" in _bad(tmp_path, pk, *base, "--lam-tnn", "0", code=2)  # given but unused: still checked
     # penalty none does not use λ, but its 'tnn' ablation does
     assert "lam" in _bad(tmp_path, pk, *base, "--penalty", "none", "--lam", "-1", "--methods", "tnn", code=2)
     for opt, value in (("--mu0", "inf"), ("--rho", "nan"), ("--gamma", "-1"), ("--tol", "nan"),
                        ("--threshold", "inf"), ("--mu-max", "1e-9")):
-        assert opt.lstrip("-").replace("-", "_") in _bad(tmp_path, pk, *base, opt, value, code=2)
+        # refused by the option's type (naming the option) or by the estimator (naming the parameter)
+        err = _bad(tmp_path, pk, *base, opt, value, code=2)
+        assert opt in err or opt.lstrip("-").replace("-", "_") in err, err
     # 100 samples: 90 anchors fit on all of them, not on the 70 of a --cv split's training part
     assert "training samples; got 70" in _bad(tmp_path, pk, "--views", views, "--labels", labels, "--m", "90",
                                                "--cv", "2", code=3)
@@ -120,3 +122,119 @@ def test_predict_bad_model(tmp_path, pk, syn):
     np.savez(tmp_path / "m.npz", W=np.zeros(3))
     r = pk("mvml-predict", "--model", tmp_path / "m.npz", "--views", _views(syn))
     assert r.exit_code == 3 and "not a paperkit mvml model" in r.stderr
+
+
+@pytest.fixture
+def one_view_model(syn, tmp_path, pk):
+    d = tmp_path / "one"
+    r = pk("mvml-fit", "--views", syn / "view1.npy", "--labels", syn / "labels.npy", "--m", "4", "--max-iter", "5",
+           "-q", "--run-dir", d)
+    assert r.exit_code == 0, r.stderr
+    return d / "model.npz"
+
+
+def test_predict_reads_views_from_stdin_as_npy_or_csv(syn, one_view_model, pk):
+    """'-' is sniffed: an .npy stream and a CSV table on stdin score like the file itself."""
+    import io
+
+    from_file = pk("mvml-predict", "--model", one_view_model, "--views", syn / "view1.npy", "--what", "scores")
+    assert from_file.exit_code == 0, from_file.stderr
+    buf = io.BytesIO()
+    np.save(buf, np.load(syn / "view1.npy"))
+    r = pk("mvml-predict", "--model", one_view_model, "--views", "-", "--what", "scores", input=buf.getvalue())
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == from_file.stdout
+    x = np.load(syn / "view1.npy")
+    csv = ",".join(f"x{j}" for j in range(x.shape[1])) + "\n" + "\n".join(",".join(repr(float(v)) for v in row)
+                                                                         for row in x) + "\n"
+    r = pk("mvml-predict", "--model", one_view_model, "--views", "-", "--what", "scores", input=csv)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == from_file.stdout
+
+
+def test_predict_refuses_huge_values_naming_the_file(syn, one_view_model, tmp_path, pk):
+    """Finite values near 1e308 used to give NaN scores labelled 0 with exit 0."""
+    for big in (1e308, 1e200):
+        x = np.load(syn / "view1.npy")
+        x[3, 2] = big
+        np.save(tmp_path / "big.npy", x)
+        r = pk("mvml-predict", "--model", one_view_model, "--views", tmp_path / "big.npy")
+        assert r.exit_code == 3, (big, r.stderr)
+        assert "big.npy" in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+
+
+def test_truncated_npz_is_an_input_error(syn, one_view_model, tmp_path, pk):
+    data = one_view_model.read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    r = pk("mvml-predict", "--model", tmp_path / "cut.npz", "--views", syn / "view1.npy")
+    assert r.exit_code == 3 and "cut.npz" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    np.savez(tmp_path / "view.npz", x=np.load(syn / "view1.npy"))
+    data = (tmp_path / "view.npz").read_bytes()
+    (tmp_path / "view_cut.npz").write_bytes(data[: len(data) // 2])
+    for cmd, extra in (("mvml-predict", ["--model", one_view_model]),
+                       ("mvml-fit", ["--labels", syn / "labels.npy", "--run-dir", tmp_path / "r"])):
+        r = pk(cmd, *extra, "--views", tmp_path / "view_cut.npz")
+        assert r.exit_code == 3 and "view_cut.npz" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_quiet_fit_prints_no_table(syn, tmp_path, pk):
+    args = ["mvml-fit", "--views", syn / "view1.npy", "--labels", syn / "labels.npy", "--m", "4", "--max-iter", "3"]
+    loud = pk(*args, "--run-dir", tmp_path / "a")
+    assert loud.exit_code == 0 and "training data" in loud.stderr
+    r = pk("-q", *args, "--run-dir", tmp_path / "q")  # -q on the group, not the command
+    assert r.exit_code == 0 and r.stderr == "", r.stderr
+    assert json.loads(r.stdout)["iterations"] == 3
+
+
+def test_views_list_and_stdin_once(syn, tmp_path, pk):
+    r = pk("mvml-fit", "--views", f"{syn / 'view1.npy'},,{syn / 'view2.npy'}", "--labels", syn / "labels.npy",
+           "--run-dir", tmp_path / "r")
+    assert r.exit_code == 2 and "--views" in r.stderr and "empty item" in r.stderr
+    r = pk("mvml-fit", "--views", "-", "--labels", "-", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 2 and "stdin" in r.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_make_refuses_absurd_sizes_and_needs_force(tmp_path, pk):
+    d = tmp_path / "big"
+    r = pk("mvml-make", "--dataset", "synthetic", "--n", "100000000000", "--run-dir", d)
+    assert r.exit_code == 2 and "--max-memory-gb" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not d.exists()
+    r = pk("mvml-make", "--dataset", "planted", "--n", "50", "--out", d)
+    assert r.exit_code == 2 and "--out" in r.stderr  # the option is --run-dir now
+    d = tmp_path / "small"
+    args = ["mvml-make", "--dataset", "planted", "--n", "50", "--run-dir", d]
+    assert pk(*args).exit_code == 0
+    before = (d / "view1.npy").read_bytes()
+    assert pk(*args).exit_code == 1  # a finished run is not overwritten
+    assert pk(*args, "--force").exit_code == 0
+    assert (d / "view1.npy").read_bytes() == before and np.load(d / "labels.npy").shape[0] == 50
+
+
+def test_cv_splits_are_stages_of_the_run(syn, tmp_path, pk):
+    d = tmp_path / "cv"
+    args = ["mvml-fit", "--views", syn / "view1.npy", "--labels", syn / "labels.npy", "--m", "4", "--max-iter", "3",
+            "--cv", "2", "-q", "--run-dir", d]
+    assert pk(*args).exit_code == 0
+    before = (d / "splits.csv").read_bytes()
+    assert sorted(p.name for p in (d / "checkpoints").iterdir()) == ["split0.json", "split1.json"]
+    (d / "manifest.json").unlink()
+    (d / "checkpoints" / "split1.json").unlink()
+    stamp = (d / "checkpoints" / "split0.json").stat().st_mtime_ns
+    assert pk(*args, "--resume").exit_code == 0
+    assert (d / "checkpoints" / "split0.json").stat().st_mtime_ns == stamp
+    assert (d / "splits.csv").read_bytes() == before
+
+
+def test_fit_settings_defaults_are_the_estimators():
+    import dataclasses
+
+    from paperkit.methods.mvml import TMvML
+    from paperkit.methods.mvml.run import MODEL_FIELDS, FitSettings
+
+    settings = FitSettings()
+    model = TMvML()
+    for name in MODEL_FIELDS:
+        assert getattr(settings, name) == getattr(model, name), name
+    assert set(MODEL_FIELDS) <= {f.name for f in dataclasses.fields(FitSettings)}

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from paperkit.core.plots import new_figure
-from paperkit.methods.bandits.simulate import LABELS, SimResult
+from paperkit.methods.bandit.simulate import LABELS, SimResult
 
 STYLE = {"decofusion": ("tab:blue", "-", "d"), "elimfusion": ("tab:red", "-.", "^"),
          "elim-nofusion": ("tab:green", "--", "o"), "med-nofusion": ("tab:purple", ":", "s"),

@@ -1,7 +1,7 @@
 """Plain-Python reference versions of the DR-MAB algorithms (Wang et al., ICML 2025), for tests and the
 speed benchmark.
 
-They are written independently of :mod:`paperkit.methods.bandits.kernels` and close to the paper's
+They are written independently of :mod:`paperkit.methods.bandit.kernels` and close to the paper's
 algorithm boxes and the official code (lists, sets, recomputing everything every round, no caches), and
 draw from the same SplitMix64 stream (via ``.py_func``) in the same order, so a jitted run and its
 reference take the same actions and accumulate the same regret, round for round. They are about two
@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from paperkit.core.rng_kernels import next_below, next_uniform, python_stream
-from paperkit.methods.bandits.bounds import kl_bernoulli
+from paperkit.methods.bandit.bounds import kl_bernoulli
 
 
 class _Env:

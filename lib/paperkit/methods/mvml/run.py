@@ -1,0 +1,455 @@
+"""Orchestration of the mvml commands, and the repeated random splits they score.
+
+Repeated random splits: TMvML, its penalty ablations and the baselines on the same data and mapping.
+
+Each split s draws its own train/test partition from ``spawn_seeds(seed, n_splits)[s]``, so split s is the
+same whichever other splits are run (and a resumed run continues with identical splits).
+
+:func:`select_params` is the grid search of the paper's protocol done without touching test data: it
+holds out part of the *training* data, scores every grid point there and returns the best.
+
+The commands: ``mvml-fit`` (:class:`FitSettings`, :func:`prepare_fit`, :func:`execute_fit`; each --cv
+split is a stage of the run dir) and ``mvml-make`` (:class:`MakeSettings`, :func:`prepare_make`,
+:func:`execute_make`). ``prepare_*`` reads and checks every input before a run dir exists.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+
+from paperkit.core.errors import InputError, UsageError
+from paperkit.core.progress import progress as default_progress
+from paperkit.core.resources import check_memory
+from paperkit.core.seeding import spawn_seeds
+from paperkit.core.validate import check_range
+from paperkit.datasets import train_test_indices
+from paperkit.methods.mvml.baselines import BASELINES, run_baseline
+from paperkit.methods.mvml.estimator import TMvML
+from paperkit.methods.mvml.metrics import LOWER_IS_BETTER, METRICS, evaluate
+
+# "tmvml" is the configured model; "tnn" / "ridge" are the same model with the tensor nuclear norm
+# (λ_tnn = λ/δ, LTR's slope at σ = 0, unless given) or without a tensor penalty (plain per-view ridge).
+ABLATIONS = ("tnn", "ridge")
+METHODS = ("tmvml",) + ABLATIONS + BASELINES
+
+
+@contextmanager
+def each_warning_once(logger: logging.Logger | None = None) -> Iterator[None]:
+    """Within the block, a message of the estimator's logger (or ``logger``) repeated word for word — such
+    as "label column(s) 1 are constant", which every fit of every split and method would log — is
+    emitted only the first time."""
+    target = logger or logging.getLogger(TMvML.__module__)
+    seen: set[str] = set()
+
+    def once(record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        if msg in seen:
+            return False
+        seen.add(msg)
+        return True
+
+    target.addFilter(once)
+    try:
+        yield
+    finally:
+        target.removeFilter(once)
+
+
+def check_methods(methods: list[str]) -> list[str]:
+    bad = [m for m in methods if m not in METHODS]
+    if bad:
+        raise UsageError(f"unknown method(s) {', '.join(bad)}; expected some of {', '.join(METHODS)}")
+    return list(dict.fromkeys(["tmvml", *methods]))
+
+
+def check_setup(model: TMvML, methods: list[str], lam_tnn: float | None = None) -> None:
+    """Check the hyperparameters of every model ``methods`` will fit, before anything is fitted or written."""
+    if lam_tnn is not None:
+        if not np.isfinite(lam_tnn):
+            raise UsageError(f"lam_tnn = {float(lam_tnn)!r} is not finite; expected a number > 0")
+        check_range("lam_tnn", lam_tnn, 0.0, low_open=True)
+    for method in methods:
+        if method in ABLATIONS:
+            variant(model, method, lam_tnn)  # constructing the variant validates it
+
+
+def variant(model: TMvML, method: str, lam_tnn: float | None = None) -> TMvML:
+    if method == "tnn":
+        lam = lam_tnn if lam_tnn is not None else (model.lam / model.delta if model.penalty == "ltr" else model.lam)
+        return replace(model, penalty="tnn", lam=lam)
+    if method == "ridge":
+        return replace(model, penalty="none")
+    return replace(model)
+
+
+def fit_and_score(model: TMvML, methods: list[str], train: list[np.ndarray], Ytr: np.ndarray,
+                  test: list[np.ndarray], *, lam_tnn: float | None = None, seed: int = 0,
+                  callback: Callable | None = None) -> tuple[TMvML, dict[str, np.ndarray]]:
+    """Fit the configured model and every requested method; scores on ``test`` per method.
+
+    Native thread pools are limited to ``model.n_jobs`` for the baselines too (same footing)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=int(model.n_jobs) if model.n_jobs else None):
+        return _fit_and_score(model, methods, train, Ytr, test, lam_tnn=lam_tnn, seed=seed, callback=callback)
+
+
+def _fit_and_score(model: TMvML, methods: list[str], train: list[np.ndarray], Ytr: np.ndarray,
+                   test: list[np.ndarray], *, lam_tnn: float | None, seed: int, callback: Callable | None
+                   ) -> tuple[TMvML, dict[str, np.ndarray]]:
+    fitted = replace(model).fit(train, Ytr, callback=callback)
+    scores = {"tmvml": fitted.decision_function(test)}
+    mapped_tr = mapped_te = None
+    for method in methods:
+        if method == "tmvml":
+            continue
+        if method in ABLATIONS:
+            scores[method] = variant(model, method, lam_tnn).fit(train, Ytr).decision_function(test)
+            continue
+        if mapped_tr is None:
+            mapped_tr = fitted.view_map_.transform(train)
+            mapped_te = fitted.view_map_.transform(test)
+        scores[method] = run_baseline(method, mapped_tr, Ytr, mapped_te, seed=seed)
+    return fitted, scores
+
+
+def run_split(model: TMvML, views: list[np.ndarray], Y: np.ndarray, split_seed: int, *, methods: list[str],
+              test_fraction: float = 0.3, lam_tnn: float | None = None) -> dict[str, dict[str, float]]:
+    """Metrics of every method on one random split."""
+    rng = np.random.default_rng(int(split_seed))
+    tr, te = train_test_indices(len(Y), test_fraction, rng)
+    m = replace(model, seed=int(split_seed) % (2**31))
+    _, scores = fit_and_score(m, methods, [X[tr] for X in views], Y[tr], [X[te] for X in views],
+                              lam_tnn=lam_tnn, seed=int(split_seed) % (2**31))
+    return {name: evaluate(Y[te], F, model.threshold) for name, F in scores.items()}
+
+
+def run_splits(model: TMvML, views: list[np.ndarray], Y: np.ndarray, *, n_splits: int, seed: int,
+               methods: list[str], test_fraction: float = 0.3, lam_tnn: float | None = None) -> list[dict]:
+    """Metrics per split (list over splits of {method: {metric: value}})."""
+    if n_splits < 1:
+        raise UsageError(f"number of splits = {n_splits} is out of range; expected at least 1")
+    return [run_split(model, views, Y, int(split_seed), methods=methods, test_fraction=test_fraction,
+                      lam_tnn=lam_tnn) for split_seed in spawn_seeds(seed, n_splits)]
+
+
+def summarize_splits(results: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, dict[str, float]]]:
+    """{method: {metric: {"mean", "std"}}} over splits (population std)."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for method in results[0]:
+        out[method] = {}
+        for metric in results[0][method]:
+            vals = np.array([r[method][metric] for r in results], dtype=float)
+            out[method][metric] = {"mean": float(vals.mean()), "std": float(vals.std())}
+    return out
+
+
+def select_params(model: TMvML, views: list[np.ndarray], Y: np.ndarray, grid: dict[str, Sequence[float]], *,
+                  val_fraction: float = 0.3, seed: int = 0, metric: str = "average_precision"
+                  ) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """Best grid point for ``model`` by an inner validation split of the training data it is given.
+
+    Pass training data only: ``val_fraction`` of it is held out (drawn from ``seed``), ``model`` with each
+    combination of ``grid`` (field name → values, e.g. ``{"lam": [...], "delta": [...]}``) is fitted on the
+    rest and scored by ``metric`` on the held-out part. Returns the best combination (the first in grid
+    order on ties) and one row per grid point (the values and the validation score).
+    """
+    names = {f.name for f in fields(TMvML)}
+    bad = [k for k in grid if k not in names]
+    if bad or not grid:
+        raise UsageError(f"grid names {', '.join(bad) or 'nothing'}; expected some of the TMvML parameters")
+    empty = [k for k, v in grid.items() if len(v) == 0]
+    if empty:
+        raise UsageError(f"grid has no values for {', '.join(empty)}; expected at least one each")
+    if metric not in METRICS:
+        raise UsageError(f"metric = {metric!r} is unknown; expected one of {', '.join(METRICS)}")
+    tr, va = train_test_indices(len(Y), val_fraction, np.random.default_rng(int(seed)))
+    train, val = [X[tr] for X in views], [X[va] for X in views]
+    sign = -1.0 if metric in LOWER_IS_BETTER else 1.0
+    rows: list[dict[str, float]] = []
+    best: tuple[float, dict[str, float]] | None = None
+    for values in itertools.product(*grid.values()):
+        point = dict(zip(grid, values, strict=True))
+        fitted = replace(model, **point).fit(train, Y[tr])
+        score = evaluate(Y[va], fitted.decision_function(val), model.threshold)[metric]
+        rows.append({**point, metric: score})
+        if best is None or sign * score > sign * best[0]:
+            best = (score, point)
+    return best[1], rows  # type: ignore[index]
+
+
+# ---------------------------------------------------------------------------------------- mvml-fit
+TABLE_METRICS = ("average_precision", "ranking_loss", "one_error", "coverage", "hamming_loss", "micro_f1", "macro_f1")
+DATASET_NAMES = ("digits-mvml", "synthetic", "planted")
+# The fields of FitSettings that are TMvML parameters (n_jobs comes from --jobs).
+MODEL_FIELDS = ("map", "m", "anchors", "whiten", "intercept", "penalty", "lam", "delta", "gamma", "prox",
+                "reweight_passes", "init", "mu0", "rho", "mu_max", "max_iter", "tol", "threshold", "solver", "seed")
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """Every default of mvml-fit; the TMvML parameters equal the estimator's own defaults (a test checks)."""
+
+    dataset: str | None = None
+    cv: int = 0
+    test_fraction: float = 0.3
+    methods: tuple[str, ...] = ("tmvml",)
+    map: str = "rbf"
+    m: int = 64
+    anchors: str = "joint"
+    whiten: bool = False
+    intercept: bool = True
+    penalty: str = "ltr"
+    lam: float = 1.0
+    delta: float = 10.0
+    gamma: float = 1e-5
+    lam_tnn: float | None = None
+    prox: str = "exact"
+    reweight_passes: int = 2
+    init: str = "ridge"
+    mu0: float = 1e-3
+    rho: float = 1.2
+    mu_max: float = 1e8
+    max_iter: int = 200
+    tol: float = 1e-6
+    threshold: float = 0.5
+    solver: str = "numba"
+    seed: int = 0
+    jobs: int = 0
+
+    def model(self) -> TMvML:
+        """The configured (unfitted) estimator; UsageError naming a bad hyperparameter."""
+        return TMvML(**{k: getattr(self, k) for k in MODEL_FIELDS}, n_jobs=self.jobs)
+
+
+@dataclass(frozen=True)
+class FitInputs:
+    settings: FitSettings
+    model: TMvML
+    methods: list[str]
+    X: list[np.ndarray]
+    Y: np.ndarray
+    Xte: list[np.ndarray] | None
+    Yte: np.ndarray | None
+    files: list[str]
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """``tables``: (title, {method: {metric: value or {"mean", "std"}}}) for the human report."""
+
+    summary: dict[str, Any]
+    report: dict[str, Any]
+    tables: list[tuple[str, dict[str, dict[str, Any]]]]
+
+
+def _one_stdin(*groups: Sequence[str] | str | None) -> None:
+    paths = [p for g in groups if g for p in ([g] if isinstance(g, str) else g)]
+    if sum(1 for p in paths if p == "-") > 1:
+        raise UsageError("'-' (stdin) is given for more than one input; stdin can feed only one")
+
+
+def prepare_fit(settings: FitSettings, *, views: Sequence[str] | None = None, labels: str | None = None,
+                test_views: Sequence[str] | None = None, test_labels: str | None = None) -> FitInputs:
+    """Check the settings and read every input; everything a fit could reject fails here."""
+    from paperkit.methods.mvml import data as datasets
+    from paperkit.methods.mvml.estimator import check_labels, check_views
+    from paperkit.methods.mvml.files import read_labels, read_views
+    from paperkit.methods.mvml.views import check_fit_size
+
+    s = settings
+    if s.dataset is None and not (views and labels):
+        raise UsageError("give --views and --labels, or --dataset")
+    if s.dataset is not None and (views or labels):
+        raise UsageError("--dataset and --views/--labels are mutually exclusive")
+    if test_labels and not test_views:
+        raise UsageError("--test-labels needs --test-views")
+    _one_stdin(views, labels, test_views, test_labels)
+    method_list = check_methods(list(s.methods))
+    model = s.model()
+    check_setup(model, method_list, s.lam_tnn)
+    files: list[str] = []
+    if s.dataset is not None:
+        d = datasets.load(s.dataset, np.random.default_rng(s.seed))
+        X, Y = d.views, d.Y
+    else:
+        Y = check_labels(read_labels(labels), labels)
+        X = check_views(read_views(views), list(views), n_rows=Y.shape[0])
+        files += [*views, labels]
+    Xte = Yte = None
+    if test_views:
+        tpaths = list(test_views)
+        Xte = check_views(read_views(tpaths), tpaths)
+        if len(Xte) != len(X):
+            raise InputError(f"--test-views has {len(Xte)} views; the training data has {len(X)}")
+        for v, (train_view, test_view) in enumerate(zip(X, Xte, strict=True)):
+            if train_view.shape[1] != test_view.shape[1]:
+                raise InputError(f"{tpaths[v]}: {test_view.shape[1]} columns; training view {v + 1} has "
+                                 f"{train_view.shape[1]}")
+        files += tpaths
+        if test_labels:
+            Yte = check_labels(read_labels(test_labels), test_labels)
+            check_views(Xte, tpaths, n_rows=Yte.shape[0])
+            if Yte.shape[1] != Y.shape[1]:
+                raise InputError(f"{test_labels}: {Yte.shape[1]} labels; the training labels have {Y.shape[1]}")
+            files.append(test_labels)
+    # the smallest training set is a --cv split's training part
+    n_fit = len(Y)
+    if s.cv:
+        n_fit = len(train_test_indices(len(Y), s.test_fraction, np.random.default_rng(0))[0])
+    check_fit_size(model.map, int(model.m), [v.shape[1] for v in X], n_fit)
+    return FitInputs(s, model, method_list, X, Y, Xte, Yte, files)
+
+
+def execute_fit(inputs: FitInputs, run: Any, *, progress: Callable[..., Any] = default_progress) -> FitResult:
+    """Score the --cv splits (one stage each), fit the model on all training data, and write model.npz,
+    scores.npy, trace.csv, convergence.png, splits.csv and metrics.json into the run dir."""
+    with each_warning_once():  # one line per distinct warning, not one per fit
+        return _execute_fit(inputs, run, progress)
+
+
+def _execute_fit(inputs: FitInputs, run: Any, progress: Callable[..., Any]) -> FitResult:
+    from paperkit.core import io, tables
+    from paperkit.methods.mvml import metrics
+    from paperkit.methods.mvml.plots import convergence_figure
+
+    s, model, X, Y, Xte, Yte = inputs.settings, inputs.model, inputs.X, inputs.Y, inputs.Xte, inputs.Yte
+    report: dict[str, Any] = {"definitions": metrics.DEFINITIONS, "methods": inputs.methods,
+                              "n_train": int(len(Y)), "n_labels": int(Y.shape[1]), "n_views": len(X)}
+    shown: list[tuple[str, dict]] = []
+    if s.cv:
+        results = []
+        with progress(total=s.cv, desc="splits") as bar:
+            for i, split_seed in enumerate(spawn_seeds(s.seed, s.cv)):
+                def compute(split_seed: int = int(split_seed)) -> dict:
+                    return run_split(model, X, Y, split_seed, methods=inputs.methods,
+                                     test_fraction=s.test_fraction, lam_tnn=s.lam_tnn)
+
+                results.append(run.cached(f"split{i}", compute, fmt="json"))
+                bar.update(1)
+        summ = summarize_splits(results)
+        report["cv"] = {"splits": s.cv, "test_fraction": s.test_fraction, "summary": summ}
+        rows = [{"split": i, "method": meth, **vals} for i, r in enumerate(results) for meth, vals in r.items()]
+        tables.write_table(run.file("splits.csv"), rows)
+        shown.append((f"{s.cv} random splits (test share {s.test_fraction}), mean ± std:", summ))
+
+    # the model on all training data (the one saved), scored on the test data when given
+    with progress(total=model.max_iter, desc="ADMM") as bar:
+        def on_iter(state: Any) -> None:
+            bar.n = state.iteration
+            bar.refresh()
+
+        fitted, scores = fit_and_score(model, inputs.methods if Yte is not None else ["tmvml"], X, Y,
+                                       Xte if Xte is not None else X, lam_tnn=s.lam_tnn, seed=s.seed,
+                                       callback=on_iter)
+    io.write_arrays(run.file("model.npz"), fitted.to_arrays())
+    io.write_array(run.file("scores.npy"), scores["tmvml"])
+    trace = fitted.state_.trace_table()
+    tables.write_table(run.file("trace.csv"), trace)
+    if fitted.n_iter_:
+        from paperkit.core import plots
+
+        plots.save_figure(convergence_figure(trace), run.file("convergence.png"))
+    if Yte is not None:
+        test = {meth: metrics.evaluate(Yte, F, model.threshold) for meth, F in scores.items()}
+        report["test"] = test
+        shown.append((f"test set ({len(Yte)} samples):", test))
+    elif Xte is None:
+        report["train"] = {"tmvml": metrics.evaluate(Y, scores["tmvml"], model.threshold)}
+        if not s.cv:
+            shown.append(("training data (no test data given):", report["train"]))
+    report["solver"] = {"iterations": fitted.n_iter_, "converged": fitted.converged_,
+                        "primal_residual": float(trace["primal_residual"][-1]) if fitted.n_iter_ else 0.0}
+    io.write_json(run.file("metrics.json"), report)
+    summary: dict[str, Any] = {"run_dir": str(run.path), "iterations": fitted.n_iter_,
+                               "converged": fitted.converged_}
+    if "test" in report:
+        summary["test_average_precision"] = report["test"]["tmvml"]["average_precision"]
+    if "cv" in report:
+        summary["cv_average_precision"] = report["cv"]["summary"]["tmvml"]["average_precision"]
+    return FitResult(summary, report, shown)
+
+
+# --------------------------------------------------------------------------------------- mvml-make
+# Float64 columns a generator holds per sample (views, labels, latent factors), times two for its
+# temporaries: the memory estimate of mvml-make --n.
+_COLUMNS_PER_SAMPLE = {"synthetic": 2 * (150 + 2 * 8 + 4), "planted": 2 * (4 * 40 + 3 * 6)}
+
+
+@dataclass(frozen=True)
+class MakeSettings:
+    dataset: str
+    n: int | None = None
+    seed: int = 0
+    max_memory_gb: float | None = None
+
+
+def prepare_make(settings: MakeSettings) -> MakeSettings:
+    """Refuse a sample count whose arrays cannot fit in memory (before anything is generated)."""
+    s = settings
+    if s.dataset not in DATASET_NAMES:
+        raise UsageError(f"--dataset {s.dataset!r}: expected one of {', '.join(DATASET_NAMES)}")
+    if s.n is not None and s.dataset in _COLUMNS_PER_SAMPLE:
+        check_memory(8.0 * int(s.n) * _COLUMNS_PER_SAMPLE[s.dataset], f"--n {s.n} samples of {s.dataset}",
+                     limit_gb=s.max_memory_gb, flag="--max-memory-gb")
+    return s
+
+
+def execute_make(settings: MakeSettings, run: Any) -> dict[str, Any]:
+    """Write view{v}.npy, labels.npy and info.json into the run dir; returns the info."""
+    from paperkit.core import io
+    from paperkit.methods.mvml import data as datasets
+
+    s = settings
+    kwargs = {} if s.n is None or s.dataset == "digits-mvml" else {"n": s.n}
+    d = datasets.load(s.dataset, np.random.default_rng(s.seed), **kwargs)
+    for v, view in enumerate(d.views):
+        io.write_array(run.file(f"view{v + 1}.npy"), view)
+    io.write_array(run.file("labels.npy"), d.Y)
+    info = {"dataset": d.name, "n_samples": int(len(d.Y)), "views": d.view_names,
+            "view_widths": [int(view.shape[1]) for view in d.views], "labels": d.label_names,
+            "label_rates": d.Y.mean(axis=0).round(6).tolist()}
+    io.write_json(run.file("info.json"), info)
+    return info
+
+
+# ------------------------------------------------------------------------------------ mvml-predict
+@dataclass(frozen=True)
+class Prediction:
+    scores: np.ndarray
+    labels: np.ndarray
+    metrics: dict[str, float] | None
+
+
+def predict(model_path: str, views: Sequence[str], labels: str | None = None) -> Prediction:
+    """Scores and 0/1 labels of ``views`` under the model in ``model_path``; metrics when ``labels`` is given.
+
+    Views whose values, though finite, are so large that the model's feature map overflows are refused
+    (InputError naming the files) rather than scored as NaN."""
+    from paperkit.core import io
+    from paperkit.methods.mvml.estimator import check_labels
+    from paperkit.methods.mvml.files import read_labels, read_views
+
+    _one_stdin(list(views), labels, model_path)
+    model = TMvML.from_arrays(io.read_arrays(io.require_file(model_path)), model_path)
+    with np.errstate(all="ignore"):  # overflow shows up as non-finite scores, refused below
+        F = model.decision_function(read_views(views))
+    if not np.all(np.isfinite(F)):
+        rows = np.flatnonzero(~np.all(np.isfinite(F), axis=1))
+        raise InputError(f"{', '.join(views)}: {rows.size} sample(s) (first: row {rows[0] + 1}) give non-finite "
+                         "scores: their values are too large for the model's feature scale; rescale the views")
+    P = (F > model.threshold).astype(np.int64)
+    metrics = None
+    if labels:
+        Y = check_labels(read_labels(labels), labels)
+        if Y.shape != F.shape:
+            raise InputError(f"{labels}: shape {Y.shape}; the predictions have shape {F.shape}")
+        metrics = evaluate(Y, F, model.threshold)
+    return Prediction(F, P, metrics)
