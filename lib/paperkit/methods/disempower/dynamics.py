@@ -163,17 +163,24 @@ def observables(P: dict[str, np.ndarray], c: np.ndarray, a: np.ndarray, A: np.nd
     return {"X": X, "I": Imp, "LS": LS, "Y": Y, "C_H": c_h, "HII": hii, "elite": elite, "skill": skill}
 
 
-def derivatives(model: Model, t: float, c, a, A, K, q, X0, A_state0, t_on, freeze_all=False):
-    """(dc, da, dA, dK, dq, observables, effects) at time t for every draw."""
+def capability(model: Model, tau: np.ndarray) -> np.ndarray:
+    """The exogenous capability path at capability-time ``tau`` (in closed form, so no step error):
+    logistic c_max / (1 + (c_max/c0 - 1) e^(-g tau)), or linear min(c_max, c0 + g_lin tau)."""
+    P = model.P
+    if model.capability_path == "logistic":
+        return P["c_max"] / (1.0 + (P["c_max"] / P["c0"] - 1.0) * np.exp(-P["c_growth"] * tau))
+    return np.minimum(P["c_max"], P["c0"] + P["c_linear"] * tau)
+
+
+def derivatives(model: Model, t: float, tau, a, A, K, q, X0, A_state0, t_on, freeze_all=False):
+    """(dtau, da, dA, dK, dq, observables, effects) at time t for every draw. ``tau`` is the capability
+    clock: it runs at speed 1 - freeze, so a capability_freeze stops c where it is."""
     P = model.P
     eff = effects(model, t, K, A[:, STATE] / np.maximum(A_state0, EPS), t_on, freeze_all)
+    c = capability(model, tau)
     obs = observables(P, c, a, A, q, eff, X0)
-    # capability: exogenous smooth path, frozen by a capability_freeze
-    if model.capability_path == "logistic":
-        dc = P["c_growth"] * c * (1 - c / P["c_max"])
-    else:
-        dc = np.where(c < P["c_max"], P["c_linear"], 0.0)
-    dc = dc * (1 - eff.freeze)
+    obs["c"] = c
+    dc = 1.0 - eff.freeze
     # replicator with tax, caps and the skill feedback (log advantage)
     adv = np.log(np.maximum(P["pi"] * c[:, None], EPS)) - np.log(obs["skill"]) - eff.tau_ai[:, None]
     over = np.maximum(0.0, a - eff.cap)
@@ -197,6 +204,7 @@ def initial_state(model: Model) -> dict[str, np.ndarray]:
     c = P["c0"].astype(float).copy()
     a = P["a0"].astype(float).copy()
     q = 1.0 - a
+    tau = np.zeros(n)
     obs = observables(P, c, a, np.zeros_like(a), q, None, None)
     X0 = obs["X"]
     w_x = P["w_x"][:, None]
@@ -211,7 +219,7 @@ def initial_state(model: Model) -> dict[str, np.ndarray]:
             break
     omega = P["omega"]
     K = (omega * A).sum(axis=1) / omega.sum(axis=1)
-    return {"c": c, "a": a, "A": A, "K": K, "q": q, "X0": X0, "A_state0": A[:, STATE].copy(), "n": n}
+    return {"c": tau, "a": a, "A": A, "K": K, "q": q, "X0": X0, "A_state0": A[:, STATE].copy(), "n": n}
 
 
 # ---------------------------------------------------------------------------------------- integration
@@ -243,6 +251,13 @@ def _trigger(model: Model, t: float, step: int, dt: float, hii_hist: np.ndarray,
     for i in trig:
         fire = ~np.isfinite(t_on[:, i]) & (observed < model.interventions[i].below)
         t_on[fire, i] = t
+
+
+def _step_share(a: np.ndarray, da: np.ndarray, dt: float) -> np.ndarray:
+    """An Euler step of the shares in logit coordinates: d logit(a)/dt = da / (a (1 - a)). Exact for a constant
+    advantage, so the replicator needs no clipping and dt = 0.25 stays accurate."""
+    z = np.log(a) - np.log1p(-a) + dt * da / (a * (1 - a))
+    return np.clip(1.0 / (1.0 + np.exp(-z)), EPS, 1 - EPS)
 
 
 def simulate(model: Model, horizon: float, dt: float = 0.25, *, seed: int | None = 0, record: bool = True,
@@ -287,7 +302,7 @@ def simulate(model: Model, horizon: float, dt: float = 0.25, *, seed: int | None
             crossing = np.where(hii < theta, 0.0, crossing)
         prev_hii = hii
         if traj is not None:
-            for k, v in (("c", c), ("a", a), ("A", A), ("K", K), ("q", q), ("force", eff.force)):
+            for k, v in (("c", obs["c"]), ("a", a), ("A", A), ("K", K), ("q", q), ("force", eff.force)):
                 traj[k].append(v.copy())
             for k in ("X", "I", "LS", "Y", "C_H", "HII", "elite"):
                 traj[k].append(obs[k])
@@ -296,8 +311,7 @@ def simulate(model: Model, horizon: float, dt: float = 0.25, *, seed: int | None
         _trigger(model, t, step, dt, hii_hist, t_on, rng, next_check)
         # the trigger may switch an intervention on now: recompute with it
         dc, da, dA, dK, dq, obs, eff = derivatives(model, t, c, a, A, K, q, s["X0"], s["A_state0"], t_on)
-        c, a, A, K, q = (c + dt * dc, np.clip(a + dt * da, EPS, 1 - EPS), A + dt * dA, K + dt * dK,
-                         np.clip(q + dt * dq, EPS, 1.0))
+        c, a, A, K, q = c + dt * dc, _step_share(a, da, dt), A + dt * dA, K + dt * dK, np.clip(q + dt * dq, EPS, 1.0)
     final = obs
     a_final = a.copy()
     # irreversibility: freeze capability at c(T), run on, HII stays below theta
@@ -306,8 +320,7 @@ def simulate(model: Model, horizon: float, dt: float = 0.25, *, seed: int | None
         t = horizon + step * dt
         dc, da, dA, dK, dq, _, _ = derivatives(model, t, c, a, A, K, q, s["X0"], s["A_state0"], t_on,
                                                freeze_all=True)
-        c, a, A, K, q = (c + dt * dc, np.clip(a + dt * da, EPS, 1 - EPS), A + dt * dA, K + dt * dK,
-                         np.clip(q + dt * dq, EPS, 1.0))
+        c, a, A, K, q = c + dt * dc, _step_share(a, da, dt), A + dt * dA, K + dt * dK, np.clip(q + dt * dq, EPS, 1.0)
         ext_max = np.maximum(ext_max, (model.P["omega"] * A).sum(axis=1) / model.P["omega"].sum(axis=1))
     summary = _summarise(first, final, hii_min, crossing, ext_max, theta)
     for j, sname in enumerate(SYSTEMS):
@@ -329,14 +342,16 @@ def _summarise(first, final, hii_min, crossing, ext_max, theta) -> dict[str, np.
             "elite_final": final["elite"]}
 
 
-def simulate_rk45(model: Model, horizon: float, *, dt_out: float = 0.25, rtol: float = 1e-8,
-                  atol: float = 1e-10) -> dict[str, np.ndarray]:
-    """The same equations through ``scipy.integrate.solve_ivp`` (RK45), for checking the Euler scheme.
-    Start-time interventions only (a trigger needs the monitoring loop of :func:`simulate`)."""
+def simulate_rk45(model: Model, horizon: float, dt_out: float = 0.25, *, extend: float = 30.0, rtol: float = 1e-8,
+                  atol: float = 1e-10) -> Result:
+    """The same equations through ``scipy.integrate.solve_ivp`` (RK45), reported every ``dt_out`` years,
+    for checking the Euler scheme. Start-time interventions only (a trigger needs the monitoring loop)."""
     from scipy.integrate import solve_ivp
 
+    from paperkit.core.errors import ConvergenceError
+
     if any(iv.below is not None for iv in model.interventions):
-        raise UsageError("RK45 does not run triggered interventions; use the Euler integrator")
+        raise UsageError("the RK45 integrator does not run triggered interventions; use --integrator euler")
     s = initial_state(model)
     n = model.n
     t_on = np.full((n, len(model.interventions)), np.nan)
@@ -347,24 +362,48 @@ def simulate_rk45(model: Model, horizon: float, *, dt_out: float = 0.25, rtol: f
         y = y.reshape(n, -1)
         return y[:, 0], y[:, 1:4], y[:, 4:7], y[:, 7], y[:, 8:11]
 
-    def f(t, y):
-        c, a, A, K, q = unpack(y)
-        dc, da, dA, dK, dq, _, _ = derivatives(model, t, c, a, A, K, q, s["X0"], s["A_state0"], t_on)
-        return np.concatenate([dc[:, None], da, dA, dK[:, None], dq], axis=1).ravel()
+    def solve(t0, t1, y0, t_eval, freeze):
+        def f(t, y):
+            c, a, A, K, q = unpack(y)
+            dc, da, dA, dK, dq, _, _ = derivatives(model, t, c, a, A, K, q, s["X0"], s["A_state0"], t_on, freeze)
+            return np.concatenate([dc[:, None], da, dA, dK[:, None], dq], axis=1).ravel()
+
+        sol = solve_ivp(f, (t0, t1), y0, method="RK45", t_eval=t_eval, rtol=rtol, atol=atol)
+        if not sol.success:  # pragma: no cover - solve_ivp reports why
+            raise ConvergenceError(f"RK45 failed: {sol.message}")
+        return sol
 
     y0 = np.concatenate([s["c"][:, None], s["a"], s["A"], s["K"][:, None], s["q"]], axis=1).ravel()
-    t_eval = np.arange(int(round(horizon / dt_out)) + 1) * dt_out
-    sol = solve_ivp(f, (0.0, horizon), y0, method="RK45", t_eval=t_eval, rtol=rtol, atol=atol)
-    if not sol.success:  # pragma: no cover - solve_ivp reports a message
-        from paperkit.core.errors import ConvergenceError
-
-        raise ConvergenceError(f"RK45 failed: {sol.message}")
-    hii = []
+    steps = int(round(horizon / dt_out))
+    sol = solve(0.0, horizon, y0, np.arange(steps + 1) * dt_out, False)
+    traj: dict[str, list] = {k: [] for k in RECORD}
     for k in range(len(sol.t)):
         c, a, A, K, q = unpack(sol.y[:, k])
-        eff = effects(model, sol.t[k], K, A[:, STATE] / s["A_state0"], t_on)
-        hii.append(observables(model.P, c, a, A, q, eff, s["X0"])["HII"])
-    return {"t": sol.t, "HII": np.stack(hii, axis=1)}
+        *_, obs, eff = derivatives(model, sol.t[k], c, a, A, K, q, s["X0"], s["A_state0"], t_on)
+        for name, v in (("c", obs["c"]), ("a", a), ("A", A), ("K", K), ("q", q), ("force", eff.force)):
+            traj[name].append(v.copy())
+        for name in ("X", "I", "LS", "Y", "C_H", "HII", "elite"):
+            traj[name].append(obs[name])
+    out = {k: np.stack(v, axis=1) for k, v in traj.items()}
+    hii, theta = out["HII"], model.P["theta"]
+    crossing = np.full(n, np.nan)
+    for i in range(n):
+        below = np.nonzero(hii[i] < theta[i])[0]
+        if below.size:
+            j = below[0]
+            crossing[i] = 0.0 if j == 0 else sol.t[j - 1] + (hii[i, j - 1] - theta[i]) / (hii[i, j - 1] - hii[i, j]) * dt_out
+    ext_max = hii[:, -1].copy()
+    if extend > 0:
+        ext = solve(horizon, horizon + extend, sol.y[:, -1], None, True)
+        for k in range(len(ext.t)):
+            _, _, A, _, _ = unpack(ext.y[:, k])
+            ext_max = np.maximum(ext_max, (model.P["omega"] * A).sum(axis=1) / model.P["omega"].sum(axis=1))
+    first = {k: out[k][:, 0] for k in ("HII", "C_H")}
+    final = {k: out[k][:, -1] for k in ("HII", "C_H", "LS", "elite")}
+    summary = _summarise(first, final, hii.min(axis=1), crossing, ext_max, theta)
+    for j, sname in enumerate(SYSTEMS):
+        summary[f"a_{sname}_final"] = out["a"][:, -1, j]
+    return Result(t=sol.t, traj=out, summary=summary, trigger_times=t_on, labels=[iv.label for iv in model.interventions])
 
 
 def trajectory_rows(res: Result, draw: int = 0) -> list[dict[str, Any]]:

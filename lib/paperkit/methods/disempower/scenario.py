@@ -176,7 +176,6 @@ def _is_number(x: Any) -> bool:
 
 def _set_from_yaml(values: dict, sources: dict, key: str, raw: Any, source: str) -> None:
     """A ``parameters:`` entry: a dotted path with a number, or a parameter with a nested mapping."""
-    reg = load_registry()
     par, index = _resolve_input(key, f"{source}: parameters")
     if index is not None or par.kind == "scalar":
         _assign(values, sources, par, index, raw, f"parameters.{key}", source)
