@@ -114,7 +114,7 @@ PENDING = {
     "kd-rank": "--seed, --device, -T, help", "kd-rank-diag": "--seed, --device, -T, help",
     "ldsmc-bench": "--threads, -N, --device", "ldsmc-restore": "--threads, -N, --device",
     "ldsmc-train": "--batch, --threads, --device", "mm-prefill-bench": "--threads", "mm-prefill-search": "--device",
-    "mvml-make": "--out", "conformal-cv": "help of --task", "sr-apo-search": "--seeds type",
+    "mvml-make": "--out", "disempower-explain": "draws no random numbers: belongs in DETERMINISTIC", "conformal-cv": "help of --task", "sr-apo-search": "--seeds type",
 }
 
 

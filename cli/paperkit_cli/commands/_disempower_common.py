@@ -13,7 +13,7 @@ scenario_option = click.option(
          "power_concentration) or a scenario YAML file.")
 
 set_option = click.option(
-    "--set", "overrides", multiple=True, metavar="PATH=VALUE",
+    "--set", "overrides", multiple=True, default=(), metavar="PATH=VALUE",
     help="Override one parameter, e.g. W.econ.state=0.3 or lam.culture=0.3 or rho=0 (repeatable; the value is "
          "a number, checked against the range in mechanisms.yaml).")
 

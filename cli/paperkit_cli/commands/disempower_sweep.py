@@ -22,7 +22,7 @@ METRICS = ["hii_final", "hii_min", "theta_crossing", "irreversible", "c_h_final"
               help="Morris elementary effects with R trajectories (SALib).")
 @click.option("--sobol", type=click.IntRange(min=0), default=0, show_default=True,
               help="Sobol first-order and total indices with N base samples, a power of 2 (SALib, Saltelli design).")
-@click.option("--tornado", is_flag=True, help="Each prior parameter at its prior's low and high end (a tornado plot).")
+@click.option("--tornado", is_flag=True, default=False, help="Each prior parameter at its prior's low and high end (a tornado plot).")
 @click.option("--params", type=options.ListOf(), default=None, metavar="P1,P2,...",
               help="Restrict --mc/--morris/--sobol/--tornado to these parameters or paths [default: all with a prior].")
 @click.option("--metric", type=click.Choice(METRICS), default="hii_final", show_default=True,
@@ -54,7 +54,7 @@ def cli(scenario, param, values, mc, morris, sobol, tornado, params, metric, hor
     from paperkit.methods.disempower.run import SweepSettings, execute_sweep, prepare_sweep
     from paperkit_cli import runtime
 
-    s = runtime.settings(SweepSettings, values=tuple(values or ()), params=tuple(params or ()))
+    s = runtime.settings(SweepSettings)
     inputs = prepare_sweep(s)
     run = runtime.start_run(run_dir, resume=resume, force=force)
     result = execute_sweep(inputs, run)

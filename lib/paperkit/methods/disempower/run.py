@@ -143,12 +143,12 @@ def execute_compare(inputs: CompareInputs, run: Any, progress: Any = default_pro
 class SweepSettings:
     scenario: str = "baseline_incremental"
     param: str | None = None
-    values: tuple[float, ...] = ()
+    values: tuple[float, ...] | None = None
     mc: int = 0
     morris: int = 0
     sobol: int = 0
     tornado: bool = False
-    params: tuple[str, ...] = ()
+    params: tuple[str, ...] | None = None
     metric: str = "hii_final"
     horizon: int = 50
     dt: float = 0.25
@@ -198,13 +198,14 @@ def prepare_sweep(settings: SweepSettings) -> SweepInputs:
             reg.check_value(par, v, s.param, source="--values", error=UsageError)
         design = [{s.param: float(v)} for v in s.values]
     elif mode == "tornado":
-        names = [n for n in sc.priors if not s.params or n in s.params]
-        if s.params:
-            sensitivity.prior_paths(sc, s.params)
+        only = tuple(s.params or ())
+        names = [n for n in sc.priors if not only or n in only]
+        if only:
+            sensitivity.prior_paths(sc, only)
         paths = [(n, sc.priors[n]) for n in names]
         design = [{}] + [{n: b[k]} for n, b in paths for k in (0, 1)]
     else:
-        paths = sensitivity.prior_paths(sc, s.params)
+        paths = sensitivity.prior_paths(sc, tuple(s.params or ()))
         if not paths:
             raise UsageError("no parameter has a prior to sample")
         if mode == "mc":
