@@ -318,6 +318,122 @@ _paperkit_conformal_sim_completion_setup() {
 
 _paperkit_conformal_sim_completion_setup;
 
+_paperkit_disempower_compare_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_DISEMPOWER_COMPARE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_disempower_compare_completion_setup() {
+    complete -o nosort -F _paperkit_disempower_compare_completion paperkit-disempower-compare
+}
+
+_paperkit_disempower_compare_completion_setup;
+
+_paperkit_disempower_explain_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_DISEMPOWER_EXPLAIN_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_disempower_explain_completion_setup() {
+    complete -o nosort -F _paperkit_disempower_explain_completion paperkit-disempower-explain
+}
+
+_paperkit_disempower_explain_completion_setup;
+
+_paperkit_disempower_sim_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_DISEMPOWER_SIM_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_disempower_sim_completion_setup() {
+    complete -o nosort -F _paperkit_disempower_sim_completion paperkit-disempower-sim
+}
+
+_paperkit_disempower_sim_completion_setup;
+
+_paperkit_disempower_sweep_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_DISEMPOWER_SWEEP_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_disempower_sweep_completion_setup() {
+    complete -o nosort -F _paperkit_disempower_sweep_completion paperkit-disempower-sweep
+}
+
+_paperkit_disempower_sweep_completion_setup;
+
 _paperkit_ferret_client_completion() {
     local IFS=$'\n'
     local response

@@ -197,6 +197,78 @@ end;
 
 complete --no-files --command paperkit-conformal-sim --arguments "(_paperkit_conformal_sim_completion)";
 
+function _paperkit_disempower_compare_completion;
+    set -l response (env _PAPERKIT_DISEMPOWER_COMPARE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-disempower-compare);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-disempower-compare --arguments "(_paperkit_disempower_compare_completion)";
+
+function _paperkit_disempower_explain_completion;
+    set -l response (env _PAPERKIT_DISEMPOWER_EXPLAIN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-disempower-explain);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-disempower-explain --arguments "(_paperkit_disempower_explain_completion)";
+
+function _paperkit_disempower_sim_completion;
+    set -l response (env _PAPERKIT_DISEMPOWER_SIM_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-disempower-sim);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-disempower-sim --arguments "(_paperkit_disempower_sim_completion)";
+
+function _paperkit_disempower_sweep_completion;
+    set -l response (env _PAPERKIT_DISEMPOWER_SWEEP_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-disempower-sweep);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-disempower-sweep --arguments "(_paperkit_disempower_sweep_completion)";
+
 function _paperkit_ferret_client_completion;
     set -l response (env _PAPERKIT_FERRET_CLIENT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-client);
 

@@ -85,7 +85,8 @@ PAPERS: tuple[Paper, ...] = (
           "Juan L. Reutter, Miguel Romero Orth", "2502.13339", ("kgfm-motif",)),
     Paper("disempower-sim", "Position: Humanity Faces Existential Risk from Gradual Disempowerment",
           "Jan Kulveit, Raymond Douglas, Nora Ammann, Deger Turan, David Krueger, David Duvenaud", "2501.16946",
-          ("disempower-sim",), venue="ICML 2025 (position track)"),
+          ("disempower-sim", "disempower-compare", "disempower-sweep", "disempower-explain"),
+          venue="ICML 2025 (position track)"),
 )
 
 # Commands that belong to paperkit itself rather than to a paper.
