@@ -141,6 +141,6 @@ def recall_from_lse(sparse_lse: torch.Tensor, dense_lse: torch.Tensor) -> torch.
 
 
 def rel_l2(out: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
-    """Per head ‖out − ref‖ / ‖ref‖ over tokens and dims."""
-    diff = (out.float() - ref.float()).flatten(1).norm(dim=1)
-    return diff / ref.float().flatten(1).norm(dim=1).clamp(min=1e-30)
+    """Per head ‖out − ref‖ / ‖ref‖ over tokens and dims (norms in float64: no overflow of the squares)."""
+    diff = (out.double() - ref.double()).flatten(1).norm(dim=1)
+    return (diff / ref.double().flatten(1).norm(dim=1).clamp(min=1e-300)).float()
