@@ -22,7 +22,7 @@ def tiny():
         for layer in model.model.layers:
             layer.self_attn.k_proj.weight.copy_(eye[:32])
             layer.self_attn.q_proj.weight.copy_(torch.cat([eye[16 * (h // 2):16 * (h // 2) + 16] for h in range(4)]))
-    model.set_attn_implementation("sdpa")
+    P._set_implementation(model, "sdpa")
     ids = torch.randint(0, 96, (1, 300), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         dense = model(ids).logits

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from paperkit.core.errors import InputError
+from paperkit.core.errors import InputError, PaperkitError
 from paperkit.methods.mm_prefill.attention import sparse_prefill
 from paperkit.methods.mm_prefill.search import check_patterns, index_from_patterns
 
@@ -31,8 +31,14 @@ MASK_CHECK_ROWS = 1024  # rows of the [N, N] mask compared at a time (bounded me
 
 def _register(name: str, function: Any) -> None:
     """Register ``function`` as attention implementation ``name``, with SDPA's mask builder for it."""
+    import transformers
     from transformers import AttentionInterface
-    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+
+    try:
+        from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+    except ImportError:
+        raise PaperkitError(f"sparse prefill in a transformers model needs transformers ≥ 4.53 (its masking "
+                            f"interface); found {transformers.__version__}") from None
 
     AttentionInterface.register(name, function)
     # the 4-D boolean mask SDPA gets (None when plain causal without padding)
@@ -50,8 +56,10 @@ def _dense(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Ten
            scaling: float, **kwargs: Any) -> tuple[torch.Tensor, None]:
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
+    # no is_causal: transformers derives it (causal only for several queries and no mask); forcing it on a
+    # one-query decoding step made 4.53's SDPA attend to the first key only
     return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling,
-                                  dropout=kwargs.get("dropout", 0.0), is_causal=True)
+                                  dropout=kwargs.get("dropout", 0.0))
 
 
 def _allowed(mask: torch.Tensor) -> torch.Tensor:
