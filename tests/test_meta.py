@@ -112,7 +112,7 @@ PENDING = {
     "ferret-recon": "-T, --device", "ferret-server": "--address, -T", "ferret-train": "-T",
     "kd-rank": "--seed, --device, -T, help", "kd-rank-diag": "--seed, --device, -T, help",
     "ldsmc-bench": "--threads, -N, --device", "ldsmc-restore": "--threads, -N, --device",
-    "ldsmc-train": "--batch, --threads, --device", "mm-prefill-bench": "--threads", "mm-prefill-search": "--device",
+    "ldsmc-train": "--batch, --threads, --device", "mm-prefill-search": "--device",
 }
 
 

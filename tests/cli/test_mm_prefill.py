@@ -56,7 +56,9 @@ def test_search_then_apply(pk, spec, tmp_path):
     summary = json.loads(r.stdout)
     assert len(r.stdout.strip().splitlines()) == 1 and summary["backend"] == "torch"
     rows = read_table(d / "heads.csv")
-    assert set(rows.columns) >= {"layer", "head", "pattern", "density", "recall", "rel_l2", "layer_sparse_ms"}
+    assert set(rows.columns) >= {"layer", "head", "pattern", "density", "recall", "rel_l2", "backend"}
+    assert not [c for c in rows.columns if c.endswith("_ms")]
+    assert set(read_table(d / "timing.csv").columns) == {"layer", "index_ms", "sparse_ms", "dense_ms", "backend"}
     m = read_json(d / "metrics.json")
     assert [h["pattern"] for h in m["heads"]] == [doc["layers"]["0"][h]["pattern"] for h in ("0", "1")]
     assert all(0 < h["density"] <= 1 and 0 < h["recall"] <= 1 for h in m["heads"])
@@ -161,3 +163,131 @@ def test_bench_and_search_bad_options(pk, tmp_path, spec):
     assert r.exit_code == 2 and "zigzag" in r.stderr
     r = pk("mm-prefill-search", "--synthetic", "nosuchpreset")
     assert r.exit_code == 2 and "neither a preset" in r.stderr
+
+
+def test_same_seed_gives_the_same_bytes(pk, spec, tmp_path):
+    """Timings live in timing.csv only: every other file of two runs with the same inputs and seed is identical."""
+    runs = []
+    for name in ("a", "b"):
+        d = tmp_path / name
+        r = pk("mm-prefill", "--synthetic", spec, "--block-size", "32", "--pattern", "vs", "--density", "0.3",
+               "--masks", "--save-out", "--seed", "3", "--run-dir", d, "-q")
+        assert r.exit_code == 0, r.stderr
+        runs.append(d)
+    files = sorted(p.relative_to(runs[0]) for p in runs[0].rglob("*") if p.is_file())
+    data = [f for f in files if f.name not in ("manifest.json", "timing.csv")]
+    assert {"heads.csv", "metrics.json", "out.npy", "masks/L0_H1.png"} <= {str(f) for f in data}
+    for f in data:
+        assert (runs[0] / f).read_bytes() == (runs[1] / f).read_bytes(), f
+    assert "_ms" not in (runs[0] / "metrics.json").read_text()
+    assert len(read_table(runs[0] / "timing.csv")) == 1
+
+
+def broken_inputs(tmp_path):
+    """name → (file, what stderr must say): truncated archives, strings, objects, huge values."""
+    import torch
+
+    good = qkv_file(tmp_path, "good.npz")
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    pt = tmp_path / "good.pt"
+    torch.save({x: torch.randn(2, 200, 32) for x in "qkv"}, pt)
+    cut_pt = tmp_path / "cut.pt"
+    cut_pt.write_bytes(pt.read_bytes()[: pt.stat().st_size // 2])
+    strings = qkv_file(tmp_path, "strings.npz", q=np.array([["a", "b"]] * 3))
+    objects = tmp_path / "objects.npz"
+    np.savez(objects, q=np.array([{"x": 1}], dtype=object), k=np.zeros(1), v=np.zeros(1))
+    pickled = tmp_path / "pickled.pt"
+    torch.save({"q": torch.randn(2, 200, 32), "k": Exception("x"), "v": torch.randn(2, 200, 32)}, pickled)
+    huge = qkv_file(tmp_path, "huge.npz", dtype=np.float64,
+                    v=np.full((2, 200, 32), 1e308))
+    # each value fits float32 products, but q·k/√D would not
+    scores = qkv_file(tmp_path, "scores.npz", q=np.full((2, 200, 32), 1.5e19, np.float32),
+                      k=np.full((2, 200, 32), -1.5e19, np.float32))
+    return {"truncated_npz": (cut, "truncated"), "truncated_pt": (cut_pt, "truncated"),
+            "strings": (strings, "dtype <U1"), "objects": (objects, "never unpickles"),
+            "pickled_pt": (pickled, "never loads"), "huge": (huge, "too large"), "scores": (scores, "q·k")}
+
+
+@pytest.mark.parametrize("command", ["mm-prefill", "mm-prefill-search"])
+def test_broken_qkv_files_exit_3_naming_the_file(pk, tmp_path, command):
+    for case, (path, message) in broken_inputs(tmp_path).items():
+        extra = ["--run-dir", tmp_path / f"out_{case}"] if command == "mm-prefill" else ["-o", tmp_path / "p.json"]
+        r = pk(command, "--qkv", path, "--block-size", "32", *extra)
+        assert r.exit_code == 3, (case, r.exit_code, r.stderr)
+        assert r.stderr.startswith(f"paperkit {command}: error: {path}: "), (case, r.stderr)
+        assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, (case, r.stderr)
+        low = r.stderr.lower()
+        assert "weights_only" not in low and "allow_pickle" not in low and "unsafe" not in low, (case, r.stderr)
+        assert r.stdout == ""
+
+
+def test_boundary_candidates_without_modality_exit_2(pk, tmp_path):
+    path = qkv_file(tmp_path)
+    r = pk("mm-prefill-search", "--qkv", path, "--block-size", "32", "--candidates", "q_boundary")
+    assert r.exit_code == 2 and "no 'modality' array" in r.stderr and "--candidates" in r.stderr, r.stderr
+    r = pk("mm-prefill", "--qkv", path, "--block-size", "32", "--pattern", "2d_boundary", "--run-dir", tmp_path / "o")
+    assert r.exit_code == 2 and "--pattern 2d_boundary" in r.stderr and "modality" in r.stderr, r.stderr
+    # mixed with other candidates, the boundary ones are skipped
+    r = pk("mm-prefill-search", "--qkv", path, "--block-size", "32", "--candidates", "q_boundary,vs", "-q")
+    assert r.exit_code == 0, r.stderr
+    assert {e["pattern"] for e in json.loads(r.stdout)["layers"]["0"].values()} == {"vs"}
+
+
+@pytest.mark.parametrize("content,message", [
+    ("frames: many\n", "frames = 'many'; expected an integer"),
+    ("heads: grid\n", "expected a list of head types"),
+    ("text_prefix: -4\n", "text_prefix = -4"),
+    ("noise: .nan\n", "expected a finite number"),
+    ("colour: red\n", "unknown key(s) ['colour']"),
+    ("- frames\n", "expected a mapping"),
+    ("frames: [\n", "invalid YAML"),
+])
+def test_synthetic_spec_with_bad_content_exits_3(pk, tmp_path, content, message):
+    p = tmp_path / "bad.yaml"
+    p.write_text(content)
+    for command, extra in (("mm-prefill", ["--run-dir", tmp_path / "o"]), ("mm-prefill-search", [])):
+        r = pk(command, "--synthetic", p, *extra)
+        assert r.exit_code == 3, (command, r.exit_code, r.stderr)
+        assert message in r.stderr and str(p) in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_absurd_sizes_are_refused_up_front(pk, tmp_path):
+    """Refused from the shapes, before allocating: the estimate and the flag that raises the limit."""
+    r = pk("mm-prefill-bench", "--n", "100000000000", "--device", "cpu", "--run-dir", tmp_path / "b")
+    assert r.exit_code == 2 and "--max-memory-gb" in r.stderr and "PiB" in r.stderr, r.stderr
+    r = pk("mm-prefill-bench", "--n", "4096", "--heads", "100000000", "--device", "cpu", "--run-dir", tmp_path / "b")
+    assert r.exit_code == 2 and "--max-memory-gb" in r.stderr and "TiB" in r.stderr, r.stderr
+    assert not (tmp_path / "b").exists()
+    big = tmp_path / "big.yaml"
+    big.write_text("frames: 100000\nheight: 16\nwidth: 16\n")
+    for command, extra in (("mm-prefill", ["--run-dir", tmp_path / "o"]), ("mm-prefill-search", [])):
+        r = pk(command, "--synthetic", big, *extra)
+        assert r.exit_code == 2 and "25,600,128 tokens" in r.stderr and "--max-memory-gb" in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+    # the limit is a flag: a small one refuses a small run, the default lets it through
+    path = qkv_file(tmp_path)
+    r = pk("mm-prefill", "--qkv", path, "--block-size", "32", "--max-memory-gb", "0.001", "--run-dir", tmp_path / "s")
+    assert r.exit_code == 2 and "over the limit of 0.001 GiB" in r.stderr, r.stderr
+    r = pk("mm-prefill", "--qkv", path, "--block-size", "32", "--run-dir", tmp_path / "s", "-q")
+    assert r.exit_code == 0, r.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_non_finite_floats_exit_2(pk, tmp_path, spec, value):
+    for args in (["mm-prefill", "--synthetic", spec, "--density", value, "--run-dir", tmp_path / "o"],
+                 ["mm-prefill-search", "--synthetic", spec, "--density", value],
+                 ["mm-prefill-bench", "--density", value, "--run-dir", tmp_path / "b"],
+                 ["mm-prefill", "--synthetic", spec, "--max-memory-gb", value, "--run-dir", tmp_path / "o"]):
+        r = pk(*args)
+        assert r.exit_code == 2, (args, r.exit_code, r.stderr)
+        assert not (tmp_path / "o").exists() and not (tmp_path / "b").exists()
+
+
+def test_bench_threads_is_spelled_jobs(pk, tmp_path):
+    r = pk("mm-prefill-bench", "--n", "128", "--heads", "1", "--dim", "16", "--density", "0.5", "--repeats", "1",
+           "--device", "cpu", "-j", "1", "--run-dir", tmp_path / "b", "-q")
+    assert r.exit_code == 0, r.stderr
+    assert read_json(tmp_path / "b" / "manifest.json")["extra"]["threads"] == 1
+    r = pk("mm-prefill-bench", "--threads", "2", "--run-dir", tmp_path / "c")
+    assert r.exit_code == 2 and "--threads" in r.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from paperkit_cli import options
+from paperkit_cli.commands.mm_prefill import memory_option
 
 
 def int_list(ctx, param, value):
@@ -18,10 +19,15 @@ def int_list(ctx, param, value):
 
 
 def float_list(ctx, param, value):
+    import math
+
     try:
         out = [float(x) for x in str(value).split(",") if x.strip()]
     except ValueError:
         raise click.BadParameter(f"'{value}' is not a comma-separated list of numbers") from None
+    bad = [x for x in out if not math.isfinite(x)]
+    if bad:
+        raise click.BadParameter(f"{bad[0]!r} is not a finite number")
     if not out or min(out) <= 0 or max(out) > 1:
         raise click.BadParameter("expected densities in (0, 1]")
     return out
@@ -40,18 +46,20 @@ def float_list(ctx, param, value):
               help="Sparse operator: auto = Triton on CUDA, torch on CPU.")
 @options.device_option
 @click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True, help="Timed runs (median).")
-@click.option("--threads", type=click.IntRange(min=0), default=1, show_default=True,
-              help="CPU threads for torch (0: torch's default; on a shared machine more threads mostly wait).")
+@options.jobs_option
+@memory_option
 @options.seed_option
 @options.run_dir_options
-def cli(ns, heads, dim, densities, dtype, backend, device, repeats, threads, seed, run_dir, resume, force):
+def cli(ns, heads, dim, densities, dtype, backend, device, repeats, jobs, max_memory_gb, seed, run_dir, resume,
+        force):
     """Time causal dense SDPA against the sparse-prefill operator (MMInference) on random Q/K/V.
 
     For every N and density: the VS index is sized to the density once, then index building, the sparse
     operator and dense SDPA are timed side by side (median of --repeats after a warm-up). Writes to DIR:
     bench.csv (n, heads, dim, dtype, device, backend, density, dense_ms, sparse_ms, index_ms, speedup,
-    speedup with index, index share of sparse time, output rel-L2 vs dense) and speedup.png. Prints the
-    table on stderr and one JSON line on stdout.
+    speedup with index, index share of sparse time, output rel-L2 vs dense) and speedup.png. -j/--jobs
+    sets torch's CPU threads (0 = one per core). Sizes whose estimated memory exceeds --max-memory-gb
+    are refused before anything is allocated. Prints the table on stderr and one JSON line on stdout.
 
     \b
     Examples:
@@ -76,8 +84,16 @@ def cli(ns, heads, dim, densities, dtype, backend, device, repeats, threads, see
         raise UsageError("--backend triton needs a CUDA device (the CPU interpreter is for tests only)")
     if min(ns) < 64:
         raise UsageError(f"--n {min(ns)} is smaller than one 64-token block")
-    if threads:
-        torch.set_num_threads(threads)
+    from paperkit.methods.mm_prefill import memory
+
+    itemsize = torch.empty((), dtype=getattr(torch, dtype)).element_size()
+    need, at = max((memory.bench_bytes(n, heads, dim, itemsize=itemsize, block_size=64, density=d), (n, d))
+                   for n in ns for d in densities)
+    memory.check_memory(need, f"mm-prefill-bench at --n {at[0]} --heads {heads} --dim {dim} --density {at[1]:g}",
+                        max_memory_gb)
+    import os
+
+    torch.set_num_threads(jobs if jobs > 0 else (os.cpu_count() or 1))
     run = runtime.start_run(run_dir, resume=resume, force=force)
     rows = []
     points = [(n, d) for n in ns for d in densities]

@@ -5,24 +5,26 @@ from __future__ import annotations
 import click
 
 from paperkit_cli import options
-from paperkit_cli.commands.mm_prefill import input_options
+from paperkit_cli.commands.mm_prefill import FiniteFloat, input_options, memory_option
 
 CANDIDATES = "a_shape,vs,block,grid,q_boundary,2d_boundary"
 
 
 @options.command("mm-prefill-search", short_help="Search the best sparse pattern per layer/head; write patterns JSON.")
 @input_options
-@click.option("--density", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.1, show_default=True,
+@click.option("--density", type=FiniteFloat(0.0, 1.0, min_open=True), default=0.1, show_default=True,
               help="Matched budget: fraction of causal (query, key) pairs every candidate may compute.")
 @click.option("--candidates", default=CANDIDATES, show_default=True,
               help="Comma-separated patterns to try (boundary ones need a modality array).")
 @click.option("--sample-blocks", type=click.IntRange(min=0), default=32, show_default=True,
               help="Query blocks per head on which recall is scored (0: all).")
+@memory_option
 @options.seed_option
 @click.option("-o", "--output", default="-", show_default=True, metavar="PATH", help="patterns.json ('-' = stdout).")
 @click.option("--manifest", "manifest_path", default=None, metavar="PATH",
               help="Where to write the manifest [default: beside the output].")
-def cli(qkv_path, synthetic, block_size, density, candidates, sample_blocks, seed, output, manifest_path):
+def cli(qkv_path, synthetic, block_size, density, candidates, sample_blocks, max_memory_gb, seed, output,
+        manifest_path):
     """Offline, kernel-aware per-head pattern search (MMInference, Li et al. ICML 2025).
 
     For every layer and head of a calibration sample, builds each candidate pattern online (A-shape,
@@ -30,7 +32,9 @@ def cli(qkv_path, synthetic, block_size, density, candidates, sample_blocks, see
     density, scores it by the attention mass of dense attention it keeps on sampled query blocks, and
     keeps the best (near-ties go to the simpler pattern). Writes JSON: layer → head → pattern, params,
     score, density, every candidate's score and the grid estimate; mm-prefill --patterns reads it back.
-    A per-head summary goes to stderr.
+    Boundary candidates need a modality array (skipped without one; an error if they are all that was
+    asked for). Runs whose estimated memory exceeds --max-memory-gb are refused before loading. A
+    per-head summary goes to stderr.
 
     \b
     Examples:
@@ -52,7 +56,16 @@ def cli(qkv_path, synthetic, block_size, density, candidates, sample_blocks, see
         raise UsageError(f"--candidates: unknown pattern(s) {bad}; expected some of {', '.join(SE.PATTERNS)}")
     bs = int(block_size)
     seed_everything(seed, torch=True)
-    d, files = load_input(qkv_path, synthetic, seed, bs)
+    from paperkit.methods.mm_prefill import memory
+    from paperkit_cli.commands.mm_prefill import require_modality
+
+    def estimate(L, H, n, dim, itemsize):
+        return memory.search_bytes(L, H, n, dim, itemsize=itemsize, block_size=bs, density=density,
+                                   sample_blocks=sample_blocks or None)
+
+    d, files = load_input(qkv_path, synthetic, seed, bs, estimate=estimate, max_memory_gb=max_memory_gb,
+                          what="mm-prefill-search")
+    require_modality(names, d, qkv_path, "--candidates")
     q, k, v = d["q"], d["k"], d["v"]
     check_qkv(q[0], k[0], v[0], bs)
     L, H = q.shape[:2]

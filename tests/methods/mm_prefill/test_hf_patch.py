@@ -22,7 +22,7 @@ def tiny():
         for layer in model.model.layers:
             layer.self_attn.k_proj.weight.copy_(eye[:32])
             layer.self_attn.q_proj.weight.copy_(torch.cat([eye[16 * (h // 2):16 * (h // 2) + 16] for h in range(4)]))
-    model.set_attn_implementation("sdpa")
+    P._set_implementation(model, "sdpa")
     ids = torch.randint(0, 96, (1, 300), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         dense = model(ids).logits
@@ -83,3 +83,76 @@ def test_patch_refuses_patterns_for_another_model(tiny):
     model, _, _ = tiny
     with pytest.raises(InputError, match="for 8 heads"):
         P.patch_model(model, dense_doc(heads=8))
+
+
+def padded_batch(ids, side, pad=16):
+    """Row 0: the 300 tokens; row 1: its last 284 tokens padded by ``pad`` on ``side`` (pad id 0)."""
+    n = ids.shape[1]
+    real = ids[0, pad:]
+    batch = torch.zeros(2, n, dtype=ids.dtype)
+    mask = torch.zeros(2, n, dtype=torch.long)
+    batch[0], mask[0] = ids[0], 1
+    where = slice(pad, n) if side == "left" else slice(0, n - pad)
+    batch[1, where], mask[1, where] = real, 1
+    return batch, mask, where
+
+
+def run(model, batch, mask, doc=None, new_tokens=4):
+    state = P.patch_model(model, doc) if doc is not None else None
+    try:
+        with torch.no_grad():
+            logits = model(batch, attention_mask=mask).logits
+            gen = model.generate(batch, attention_mask=mask, max_new_tokens=new_tokens, do_sample=False,
+                                 pad_token_id=0)
+    finally:
+        if doc is not None:
+            P.unpatch_model(model)
+    return logits, gen, state
+
+
+@pytest.mark.parametrize("side,pad", [("left", 16), ("right", 16), ("left", 285)])
+def test_padded_batch_with_full_patterns_equals_the_unpatched_model(tiny, side, pad):
+    """Padding reaches the patched attention as a mask: padded keys are excluded, padded query rows are finite,
+    and forward logits and greedy generate() equal the unpatched model's. A row with fewer real tokens than
+    a block (15 < 32) runs dense."""
+    model, ids, _ = tiny
+    batch, mask, where = padded_batch(ids, side, pad)
+    ref_logits, ref_gen, _ = run(model, batch, mask)
+    logits, gen, state = run(model, batch, mask, dense_doc())
+    assert torch.isfinite(logits).all()
+    assert (logits[0] - ref_logits[0]).abs().max() < 1e-4
+    assert (logits[1, where] - ref_logits[1, where]).abs().max() < 1e-4
+    assert torch.equal(gen, ref_gen)
+    assert state["calls"]["sparse"] >= 2
+    # one row per layer (2) in the forward and in generate()'s prefill
+    assert state["calls"].get("dense_rows", 0) == (4 if pad > 300 - 32 else 0)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_sparse_patterns_ignore_padding(tiny, side):
+    """With a searched (sparse) pattern, a padded row gives what the same tokens give alone: the index is
+    built on the real tokens only and no padded key enters any softmax (RoPE scores are shift-invariant)."""
+    model, ids, _ = tiny
+    cap = P.capture_qkv(model, ids)
+    doc = SE.search_model(cap["q"], cap["k"], cap["v"], density=0.3, block_size=32, sample_blocks=None)
+    batch, mask, where = padded_batch(ids, side)
+    logits, gen, _ = run(model, batch, mask, doc, new_tokens=3)
+    alone_ids = ids[:, 16:]
+    alone, alone_gen, _ = run(model, alone_ids, torch.ones_like(alone_ids), doc, new_tokens=3)
+    assert torch.isfinite(logits).all()
+    assert (logits[1, where] - alone[0]).abs().max() < 1e-4
+    if side == "left":  # the prompt's end is row 1's end: its greedy continuation is the unpadded one
+        assert torch.equal(gen[1, -3:], alone_gen[0, -3:])
+
+
+def test_real_keys_accepts_only_causal_padding_masks():
+    n = 40
+    causal = torch.ones(n, n, dtype=torch.bool).tril()
+    real = torch.ones(n, dtype=torch.bool)
+    real[:7] = False
+    assert torch.equal(P.real_keys(causal & real), real)
+    unmasked = causal & real
+    unmasked[:7] = True  # older torch un-masks empty (padded) rows: still a padding mask on the real rows
+    assert torch.equal(P.real_keys(unmasked), real)
+    window = causal & ~torch.ones(n, n, dtype=torch.bool).tril(-9)  # sliding window of 8: not padding
+    assert P.real_keys(window) is None

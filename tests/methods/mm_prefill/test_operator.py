@@ -113,26 +113,55 @@ def test_bad_inputs_raise_input_errors():
         sparse_prefill(q, k, v, I.stack_heads([I.full(64, 32)] * 2, 32))
 
 
-@pytest.mark.gpu
-def test_compiled_kernel_matches_reference_on_cuda():
-    """On a GPU (run with TRITON_INTERPRET=0): bf16 compiled kernel vs the torch reference, permuted grid too."""
-    dev = torch.device("cuda")
-    g = torch.Generator(device=dev).manual_seed(0)
-    q, k, v = (torch.randn(4, 4133, 128, generator=g, device=dev, dtype=torch.bfloat16) for _ in range(3))
+def cuda_heads(q, k, bs, dev):
     att = I.last_query_attention(q[0], k[0])
     vert, sl = I.vs_scores(att)
-    heads = [I.vertical_slash(vert, sl, n_vertical=300, n_slash=200, block_size=64),
-             I.block_sparse(q[1], k[1], fraction=0.1, block_size=64),
-             I.grid(q[2], k[2], stride=256, phase=7, fraction=0.1, block_size=64),
-             I.full(4133, 64, dev)]
-    idx = I.stack_heads(heads, 64)
-    ref = sparse_prefill_torch(q, k, v, idx)
-    out = sparse_prefill(q, k, v, idx)  # auto → Triton on CUDA
+    n = q.shape[1]
+    return I.stack_heads([I.vertical_slash(vert, sl, n_vertical=300, n_slash=200, block_size=bs),
+                          I.block_sparse(q[1], k[1], fraction=0.1, block_size=bs),
+                          I.grid(q[2], k[2], stride=256, phase=7, fraction=0.1, block_size=bs),
+                          I.full(n, bs, dev)], bs)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype,bs,dim", [(torch.bfloat16, 64, 128), (torch.bfloat16, 128, 96),
+                                          (torch.float16, 32, 64)])
+def test_compiled_kernel_matches_reference_on_cuda(dtype, bs, dim):
+    """On a GPU (TRITON_INTERPRET=0): the autotuned kernel with bf16/fp16 tensor-core dots vs the torch
+    reference (fp32 math) at a bf16 tolerance, permuted grid and a full (dense) head included."""
+    from paperkit.methods.mm_prefill import kernels as K
     from paperkit.methods.mm_prefill.attention import last_backend, rel_l2
 
-    assert last_backend() == "triton"
+    assert not K.INTERPRET, "run the GPU tests with TRITON_INTERPRET=0"
+    dev = torch.device("cuda")
+    g = torch.Generator(device=dev).manual_seed(0)
+    q, k, v = (torch.randn(4, 4133, dim, generator=g, device=dev, dtype=dtype) for _ in range(3))
+    idx = cuda_heads(q, k, bs, dev)
+    ref, ref_lse = sparse_prefill_torch(q, k, v, idx, return_lse=True)
+    out, lse = sparse_prefill(q, k, v, idx, return_lse=True)  # auto → Triton on CUDA
+    assert last_backend() == "triton" and out.dtype == dtype
+    assert K._sparse_prefill_fwd_tuned.best_config is not None
     assert float(rel_l2(out, ref).max()) < 2e-2
+    assert float((lse - ref_lse).abs().max()) < 5e-2
     assert float(rel_l2(out[3:], sdpa_causal(q[3:], k[3:], v[3:])).max()) < 2e-2
+
+
+@pytest.mark.gpu
+def test_compiled_kernel_fp32_is_ieee_on_cuda():
+    """fp32 inputs: IEEE fp32 dots (TF32 only if torch allows it), so the kernel matches the reference closely."""
+    from paperkit.methods.mm_prefill.attention import rel_l2
+
+    dev = torch.device("cuda")
+    allow = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        g = torch.Generator(device=dev).manual_seed(1)
+        q, k, v = (torch.randn(4, 2100, 64, generator=g, device=dev) for _ in range(3))
+        idx = cuda_heads(q, k, 64, dev)
+        out = sparse_prefill(q, k, v, idx, backend="triton")
+        assert float(rel_l2(out, sparse_prefill_torch(q, k, v, idx)).max()) < 1e-4
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allow
 
 
 @pytest.mark.parametrize("period", [7, 8, 16])
@@ -159,3 +188,35 @@ def test_vs_scores_match_brute_force():
             for j in range(i + 1):
                 ref[i - j] += att[r, j]
         assert torch.allclose(slash, ref, atol=1e-6) and torch.allclose(vertical, att.sum(0))
+
+
+def test_kernel_mode_is_fixed_at_import_and_configs_fit_the_block():
+    """Under TRITON_INTERPRET (tests/conftest.py) the kernel module runs the interpreter's fixed config;
+    the GPU autotune set keeps 3–6 configs whose sub-blocks divide the index block (≥ 16 for tl.dot)."""
+    K = pytest.importorskip("paperkit.methods.mm_prefill.kernels")
+    assert K.INTERPRET
+    assert 3 <= len(K.GPU_CONFIGS) <= 6
+    for bs in (16, 32, 64, 128):
+        kept = K._fits(K.GPU_CONFIGS, {}, BS=bs)
+        assert kept, bs
+        for c in kept:
+            assert bs % c.kwargs["BLOCK_M"] == 0 and bs % c.kwargs["BLOCK_N"] == 0
+            assert min(c.kwargs.values()) >= 16
+    assert len(K._fits(K.GPU_CONFIGS, {}, BS=64)) >= 3
+
+
+@pytest.mark.parametrize("config", [{"BLOCK_M": 32, "BLOCK_N": 16, "COLS": 32}, {"BLOCK_M": 16, "BLOCK_N": 64,
+                                                                                  "COLS": 64}])
+def test_gpu_tilings_and_native_dtype_path_in_the_interpreter(config):
+    """The GPU launch path in the interpreter: query/key sub-blocks smaller than the index block, wider column
+    groups, and tiles kept in the input dtype (no fp32 upcast). fp16 stands in for bf16 here (the interpreter's
+    bf16 tl.dot is wrong; a compiled GPU is right): fp16 dots with fp32 accumulation vs the torch reference."""
+    K = pytest.importorskip("paperkit.methods.mm_prefill.kernels")
+    q, k, v = qkv(h=2, n=200, d=32, seed=5)
+    idx = indices(q, k, 64)["grid+boundary"]
+    ref, ref_lse = sparse_prefill_torch(q, k, v, idx, return_lse=True)
+    out, lse = K.sparse_prefill_triton(q, k, v, idx, config=config, upcast=False, return_lse=True)
+    assert (out - ref).abs().max() < 1e-4 and (lse - ref_lse).abs().max() < 1e-4
+    h = K.sparse_prefill_triton(q.half(), k.half(), v.half(), idx, config=config, upcast=False)
+    assert h.dtype == torch.float16
+    assert float((h.float() - ref).norm() / ref.norm()) < 5e-3

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from paperkit.core.errors import InputError
+from paperkit.core.errors import InputError, UsageError
 from paperkit.methods.mm_prefill.index import SparseIndex, _slot_positions, check_qkv, gathered_keys
 
 WORK_ELEMS = 1 << 18  # scores per chunk (~1 MiB fp32): keeps the gathered keys and scores cache-sized
@@ -102,7 +102,8 @@ def sparse_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, index: Spa
     """Sparse causal prefill attention for one sequence, q/k/v [H, N, D] (any float dtype).
 
     ``backend``: ``auto`` (Triton on CUDA, torch elsewhere), ``torch`` or ``triton`` (on CPU it needs
-    ``TRITON_INTERPRET=1``). :func:`last_backend` says which one ran.
+    ``TRITON_INTERPRET=1`` set before the kernel module is imported; UsageError otherwise).
+    :func:`last_backend` says which one ran.
     """
     if validate:
         check_qkv(q, k, v)
@@ -114,11 +115,15 @@ def sparse_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, index: Spa
         chosen = "triton" if q.is_cuda else "torch"
     if chosen not in ("torch", "triton"):
         raise InputError(f"unknown backend '{backend}'; expected auto, torch or triton")
-    _LAST["backend"] = chosen
     if chosen == "triton":
-        from paperkit.methods.mm_prefill.kernels import sparse_prefill_triton
+        from paperkit.methods.mm_prefill.kernels import INTERPRET, sparse_prefill_triton
 
+        if not q.is_cuda and not INTERPRET:
+            raise UsageError("the Triton backend needs CUDA tensors (or TRITON_INTERPRET=1 set before import, "
+                             "for tests); use the torch backend on CPU")
+        _LAST["backend"] = chosen
         return sparse_prefill_triton(q, k, v, index.to(q.device), return_lse=return_lse)
+    _LAST["backend"] = chosen
     return sparse_prefill_torch(q, k, v, index.to(q.device), return_lse=return_lse)
 
 
@@ -136,6 +141,6 @@ def recall_from_lse(sparse_lse: torch.Tensor, dense_lse: torch.Tensor) -> torch.
 
 
 def rel_l2(out: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
-    """Per head ‖out − ref‖ / ‖ref‖ over tokens and dims."""
-    diff = (out.float() - ref.float()).flatten(1).norm(dim=1)
-    return diff / ref.float().flatten(1).norm(dim=1).clamp(min=1e-30)
+    """Per head ‖out − ref‖ / ‖ref‖ over tokens and dims (norms in float64: no overflow of the squares)."""
+    diff = (out.double() - ref.double()).flatten(1).norm(dim=1)
+    return (diff / ref.double().flatten(1).norm(dim=1).clamp(min=1e-300)).float()

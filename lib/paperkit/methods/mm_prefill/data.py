@@ -7,6 +7,8 @@ weights-only). Shapes are [H, N, D] or [L, H, N, D]; the loader returns [L, H, N
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import torch
 
 from paperkit.core import io
 from paperkit.core.errors import ConfigError, InputError
+from paperkit.methods.mm_prefill.index import check_magnitude, check_scores
 from paperkit.methods.mm_prefill.synthetic import SyntheticSpec, generate
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -27,19 +30,74 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+def _reason(e: BaseException) -> str:
+    """The first line of a reader's error, without advice to load the file unsafely (we never do)."""
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if any(w in text.lower() for w in ("pickle", "weights_only", "unsafe", "unsafely")):
+        return "it holds Python objects, which paperkit never unpickles"
+    return text
+
+
+def _read_npz(path: str | Path, name: str) -> dict[str, np.ndarray]:
+    try:
+        with open(path, "rb") as f:
+            obj = np.load(f, allow_pickle=False)
+            if not isinstance(obj, np.lib.npyio.NpzFile):
+                raise InputError(f"{name}: a single array, not an .npz archive; expected arrays q, k, v "
+                                 "(np.savez(path, q=..., k=..., v=...))")
+            with obj:
+                return {key: obj[key] for key in obj.files}
+    except InputError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, KeyError) as e:
+        raise InputError(f"{name}: truncated or not a valid .npz archive ({_reason(e)}); expected arrays q, k, v"
+                         ) from None
+
+
+def _read_pt(path: str | Path, name: str) -> Any:
+    import pickle
+
+    try:
+        with open(path, "rb") as f:
+            return torch.load(f, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise InputError(f"{name}: holds Python objects beyond tensors and plain containers, which paperkit never "
+                         "loads; expected a dict of tensors q, k, v") from None
+    except (RuntimeError, EOFError, ValueError, OSError, zipfile.BadZipFile, KeyError, AttributeError) as e:
+        raise InputError(f"{name}: truncated or not a PyTorch file ({_reason(e)}); expected a dict of tensors "
+                         "q, k, v") from None
+
+
+def _as_tensor(value: Any, key: str, name: str) -> torch.Tensor:
+    """A tensor from a loaded array/tensor; numbers only (strings, objects and dates are refused)."""
+    if isinstance(value, torch.Tensor):
+        return value
+    arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    if arr.dtype.kind not in "biuf":
+        raise InputError(f"{name}: {key} has dtype {arr.dtype}; expected "
+                         + ("integers 0 (text) / 1 (vision)" if key == "modality" else "floating-point numbers"))
+    return torch.from_numpy(np.ascontiguousarray(arr))
+
+
 def load_qkv(path: str | Path) -> dict[str, Any]:
-    """q, k, v as float tensors [L, H, N, D] (same shape and dtype, finite) and ``modality`` or None."""
+    """q, k, v as float tensors [L, H, N, D] (same shape and dtype, finite, in fp32 range) and ``modality``."""
     name = io.display_name(path)
     io.require_file(path)
     suffix = Path(path).suffix.lower()
     if suffix == ".npz":
-        arrays = io.read_arrays(path)
-        data = {key: torch.from_numpy(np.ascontiguousarray(a)) for key, a in arrays.items()}
+        data = {key: _as_tensor(a, key, name) for key, a in _read_npz(path, name).items()}
     elif suffix == ".pt":
-        obj = io.load_torch(path)
+        obj = _read_pt(path, name)
         if not isinstance(obj, dict):
             raise InputError(f"{name}: holds a {type(obj).__name__}; expected a dict with q, k, v")
-        data = {key: torch.as_tensor(val) for key, val in obj.items()}
+        data = {}
+        for key, val in obj.items():
+            if key in ("q", "k", "v", "modality"):
+                try:
+                    data[key] = _as_tensor(val if isinstance(val, (torch.Tensor, np.ndarray)) else np.asarray(val),
+                                           key, name)
+                except (TypeError, ValueError) as e:
+                    raise InputError(f"{name}: {key} is not an array of numbers ({_reason(e)})") from None
     else:
         raise InputError(f"{name}: unsupported file type '{suffix}'; expected .npz or .pt")
     missing = [key for key in "qkv" if key not in data]
@@ -51,6 +109,8 @@ def load_qkv(path: str | Path) -> dict[str, Any]:
             raise InputError(f"{name}: {key} has shape {tuple(t.shape)}; expected [H, N, D] or [L, H, N, D]")
         if not t.dtype.is_floating_point:
             raise InputError(f"{name}: {key} has dtype {t.dtype}; expected floating point")
+        if not t.numel():
+            raise InputError(f"{name}: {key} is empty (shape {tuple(t.shape)}); expected at least one token")
     if not (q.shape == k.shape == v.shape):
         raise InputError(f"{name}: q, k, v shapes differ: {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
     if not (q.dtype == k.dtype == v.dtype):
@@ -61,24 +121,30 @@ def load_qkv(path: str | Path) -> dict[str, Any]:
         bad = int((~torch.isfinite(t)).sum())
         if bad:
             raise InputError(f"{name}: {key} has {bad} non-finite value(s) (NaN or inf); expected finite numbers")
+        check_magnitude(t, key, name)
+    check_scores(q, k, name)
     modality = data.get("modality")
     if modality is not None:
         modality = modality.flatten()
         if modality.numel() != q.shape[2]:
             raise InputError(f"{name}: modality has {modality.numel()} entries for {q.shape[2]} tokens")
+        codes = modality.double()
+        if not bool(((codes == codes.round()) & (codes >= 0) & (codes <= 127)).all()):
+            raise InputError(f"{name}: modality holds values other than small non-negative integers; expected "
+                             "0 (text) and 1 (vision)")
         modality = modality.to(torch.int8)
     return {"q": q, "k": k, "v": v, "modality": modality, "source": name}
 
 
 def resolve_spec(value: str) -> SyntheticSpec:
-    """A preset name (video, mixed) or a YAML file of :class:`SyntheticSpec` keys."""
+    """A preset name (video, mixed) or a YAML file of :class:`SyntheticSpec` keys (bad content: InputError)."""
     if value in PRESETS:
         return SyntheticSpec.from_mapping(dict(PRESETS[value]), source=f"preset '{value}'")
     if not Path(value).is_file():
         raise ConfigError(f"--synthetic '{value}' is neither a preset ({', '.join(PRESETS)}) nor a YAML file")
     data = io.read_yaml(value)
     if not isinstance(data, dict):
-        raise ConfigError(f"{value}: expected a mapping of synthetic-spec keys")
+        raise InputError(f"{value}: holds a {type(data).__name__}; expected a mapping of synthetic-spec keys")
     return SyntheticSpec.from_mapping(data, source=value)
 
 

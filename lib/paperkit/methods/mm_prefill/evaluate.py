@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from functools import partial
@@ -46,15 +47,18 @@ def layer_index(q: torch.Tensor, k: torch.Tensor, *, layer: int, doc: dict[str, 
 def apply_patterns(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, doc: dict[str, Any] | None = None,
                    pattern: str | None = None, density: float = 0.1, block_size: int = 64, backend: str = "auto",
                    modality: torch.Tensor | None = None, on_layer: Callable[[], None] | None = None
-                   ) -> tuple[list[dict[str, Any]], list[torch.Tensor], list[I.SparseIndex]]:
-    """Per (layer, head) rows: pattern, density, tile cost, recall, output rel-L2 vs dense, and per-layer
-    times (index build, sparse attention, dense SDPA). q, k, v: [L, H, N, D]."""
+                   ) -> tuple[list[dict[str, Any]], list[torch.Tensor], list[I.SparseIndex], list[dict[str, Any]]]:
+    """Per (layer, head) rows (pattern, density, tile cost, recall, output rel-L2 vs dense, backend: the same
+    for the same inputs), the sparse outputs, the indices, and per-layer times in milliseconds (index build,
+    sparse attention, dense SDPA), kept apart because they differ run to run. q, k, v: [L, H, N, D].
+
+    A non-finite metric (inputs beyond what fp32 attention can hold) is an InputError, never a NaN row."""
     L, H, n, _ = q.shape
     if doc is not None:
         check_patterns(doc, heads=H, layers=L)
     I.check_qkv(q[0], k[0], v[0], block_size)
     device = q.device
-    rows, outs, indices = [], [], []
+    rows, outs, indices, timings = [], [], [], []
     for layer in range(L):
         ql, kl, vl = q[layer], k[layer], v[layer]
         idx, t_index = _timed(partial(layer_index, ql, kl, layer=layer, doc=doc, pattern=pattern, density=density,
@@ -67,18 +71,22 @@ def apply_patterns(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, doc: di
         rec = recall_from_lse(lse.float(), dense_lse)
         err = rel_l2(out, ref)
         dens, cost = I.density(idx), I.tile_cost(idx)
+        bad = [h for h in range(H) if not (math.isfinite(float(rec[h])) and math.isfinite(float(err[h])))]
+        if bad:
+            raise InputError(f"layer {layer} head(s) {bad}: attention produced non-finite values (NaN or inf); the "
+                             "inputs are beyond what float32 attention can hold; rescale q, k, v")
         for h in range(H):
             rows.append({"layer": layer, "head": h, "pattern": idx.patterns[h],
                          "params": ";".join(f"{a}={b}" for a, b in sorted(idx.params[h].items())),
                          "density": round(dens[h], 6), "tile_cost": round(cost[h], 6),
-                         "recall": round(float(rec[h]), 6), "rel_l2": round(float(err[h]), 6),
-                         "layer_index_ms": round(t_index, 3), "layer_sparse_ms": round(t_sparse, 3),
-                         "layer_dense_ms": round(t_dense, 3), "backend": ran})
+                         "recall": round(float(rec[h]), 6), "rel_l2": round(float(err[h]), 6), "backend": ran})
+        timings.append({"layer": layer, "index_ms": round(t_index, 3), "sparse_ms": round(t_sparse, 3),
+                        "dense_ms": round(t_dense, 3), "backend": ran})
         outs.append(out)
         indices.append(idx)
         if on_layer:
             on_layer()
-    return rows, outs, indices
+    return rows, outs, indices, timings
 
 
 def mask_figure(index: I.SparseIndex, head: int, title: str, pixels: int = 512) -> Any:

@@ -22,6 +22,8 @@ import torch
 from paperkit.core.errors import InputError
 
 LAST_Q = 64  # queries used to estimate vertical/slash/grid scores, as in MInference
+FP32_LIMIT = math.sqrt(torch.finfo(torch.float32).max)  # ≈ 1.8e19: a product of two such values still fits
+SCORE_LIMIT = torch.finfo(torch.float32).max / 16  # logits this large leave room for the softmax's sums
 
 
 @dataclass
@@ -112,7 +114,8 @@ def own_blocks(q_perm: torch.Tensor, k_perm: torch.Tensor, block_size: int) -> t
 
 
 def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block_size: int | None = None) -> None:
-    """InputError for shapes/dtypes the operator cannot take: [H, N, D] each, same dtype, finite values."""
+    """InputError for shapes/dtypes the operator cannot take: [H, N, D] each, same dtype, finite values in
+    fp32's range (see :func:`check_magnitude`, :func:`check_scores`)."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise InputError(f"{name} is a {type(t).__name__}; expected a torch tensor")
@@ -132,6 +135,31 @@ def check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, block_size: int
         if not bool(torch.isfinite(t).all()):
             bad = int((~torch.isfinite(t)).sum())
             raise InputError(f"{name} has {bad} non-finite value(s) (NaN or inf); expected finite numbers")
+        check_magnitude(t, name)
+    check_scores(q, k)
+
+
+def _max_abs(t: torch.Tensor) -> float:
+    return max(abs(float(t.max())), abs(float(t.min()))) if t.numel() else 0.0  # no |t| copy
+
+
+def check_magnitude(t: torch.Tensor, key: str, source: str = "") -> None:
+    """InputError when values are too large to compute attention with in fp32 (the operator's precision):
+    |x| beyond √(fp32 max) would overflow a product (e.g. 1e308 in a float64 file)."""
+    big = _max_abs(t)
+    if big > FP32_LIMIT:
+        prefix = f"{source}: " if source else ""
+        raise InputError(f"{prefix}{key} holds a value of magnitude {big:.3g}, too large to compute attention with "
+                         f"in float32 (limit {FP32_LIMIT:.3g}); rescale the tensors")
+
+
+def check_scores(q: torch.Tensor, k: torch.Tensor, source: str = "") -> None:
+    """InputError when some q·k/√D could overflow fp32: its bound max|q| · max|k| · √D beyond fp32's range."""
+    bound = _max_abs(q) * _max_abs(k) * math.sqrt(q.shape[-1])
+    if not bound < SCORE_LIMIT:
+        prefix = f"{source}: " if source else ""
+        raise InputError(f"{prefix}q·k/√D can reach {bound:.3g}, beyond what float32 scores can hold "
+                         f"({SCORE_LIMIT:.3g}); rescale q and k")
 
 
 # --------------------------------------------------------------------------------------- estimation

@@ -11,6 +11,7 @@ simpler pattern (a_shape < vs < block < grid < boundaries). The result is JSON:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -145,6 +146,9 @@ def search_head(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, density: f
         if name in ("q_boundary", "2d_boundary") and (modality is None or modality.min() == modality.max()):
             continue
         cands.append(build_head(name, q, k, density=density, block_size=block_size, stats=stats, modality=modality))
+    if not cands:
+        raise InputError(f"no candidate pattern applies: {', '.join(patterns)} need the tokens' modality (two or "
+                         "more modalities); add a_shape, vs, block or grid")
     # sample query *rows* by original position so every candidate is scored on the same queries
     g = torch.Generator().manual_seed(seed)
     if sample_blocks and sample_blocks < nb:
@@ -196,6 +200,15 @@ def check_patterns(doc: Any, *, heads: int | None = None, layers: int | None = N
     """Validate a loaded patterns document (InputError naming what is wrong)."""
     if not isinstance(doc, dict) or doc.get("format") != "paperkit.mm_prefill.patterns" or "layers" not in doc:
         raise InputError(f"{source}: not a mm-prefill patterns file (no format/layers keys)")
+    budget = doc.get("density")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float))
+                               or not math.isfinite(budget) or not 0 < budget <= 1):
+        raise InputError(f"{source}: density = {budget!r}; expected a number in (0, 1]")
+    bs = doc.get("block_size", 64)
+    if isinstance(bs, bool) or not isinstance(bs, int) or bs < 1:
+        raise InputError(f"{source}: block_size = {bs!r}; expected a positive integer")
+    if not isinstance(doc["layers"], dict) or not all(isinstance(row, dict) for row in doc["layers"].values()):
+        raise InputError(f"{source}: 'layers' must map layer numbers to objects of head entries")
     if heads is not None and doc.get("heads") != heads:
         raise InputError(f"{source}: patterns are for {doc.get('heads')} heads, the tensors have {heads}")
     if layers is not None and doc.get("layers_count", len(doc["layers"])) < layers:

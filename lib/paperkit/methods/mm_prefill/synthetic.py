@@ -18,12 +18,13 @@ logit q·k/√D is a sum of planted terms:
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from paperkit.core.errors import ConfigError
+from paperkit.core.errors import InputError
 
 HEAD_TYPES = ("grid", "vs", "a_shape", "block", "q_boundary", "2d_boundary")
 
@@ -46,10 +47,23 @@ class SyntheticSpec:
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any], source: str = "spec") -> SyntheticSpec:
+        """A spec from a mapping (a YAML file's content): unknown keys, wrong types and out-of-range values are
+        InputErrors naming ``source`` and the key."""
         known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(map(str, data)) - known)
         if unknown:
-            raise ConfigError(f"{source}: unknown key(s) {unknown}; expected some of {sorted(known)}")
+            raise InputError(f"{source}: unknown key(s) {unknown}; expected some of {sorted(known)}")
+        for key, value in data.items():
+            want = _FIELD_TYPES[key]
+            if want == "heads":
+                if not isinstance(value, list) or not all(isinstance(h, str) for h in value):
+                    raise InputError(f"{source}: heads = {value!r}; expected a list of head types "
+                                     f"({', '.join(HEAD_TYPES)})")
+            elif want is int:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise InputError(f"{source}: {key} = {value!r}; expected an integer")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InputError(f"{source}: {key} = {value!r}; expected a finite number")
         spec = cls(**data)
         spec.validate(source)
         return spec
@@ -57,17 +71,33 @@ class SyntheticSpec:
     def validate(self, source: str = "spec") -> None:
         bad = [h for h in self.heads if h not in HEAD_TYPES]
         if bad:
-            raise ConfigError(f"{source}: unknown head type(s) {bad}; expected some of {list(HEAD_TYPES)}")
-        for name in ("frames", "height", "width", "dim", "layers"):
-            if int(getattr(self, name)) < 1:
-                raise ConfigError(f"{source}: {name} must be ≥ 1")
-        if self.dim < 48:
-            raise ConfigError(f"{source}: dim = {self.dim} is too small for the planted codes; expected ≥ 48")
+            raise InputError(f"{source}: unknown head type(s) {bad}; expected some of {list(HEAD_TYPES)}")
         if not self.heads:
-            raise ConfigError(f"{source}: heads is empty")
+            raise InputError(f"{source}: heads is empty")
+        for name in ("frames", "height", "width", "dim", "layers", "text_every"):
+            if int(getattr(self, name)) < 1:
+                raise InputError(f"{source}: {name} = {getattr(self, name)}; expected ≥ 1")
+        for name in ("text_prefix", "text_suffix", "text_len", "seed"):
+            if int(getattr(self, name)) < 0:
+                raise InputError(f"{source}: {name} = {getattr(self, name)}; expected ≥ 0")
+        for name in ("sharpness", "noise"):
+            if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
+                raise InputError(f"{source}: {name} = {getattr(self, name)}; expected a finite number ≥ 0")
+        if self.dim < 48:
+            raise InputError(f"{source}: dim = {self.dim} is too small for the planted codes; expected ≥ 48")
+
+    def tokens(self) -> int:
+        """Sequence length N, from the sizes alone (nothing is generated)."""
+        inserts = (self.frames - 1) // max(1, self.text_every) if self.text_len else 0
+        return (self.text_prefix + self.frames * self.height * self.width + inserts * self.text_len
+                + self.text_suffix)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_FIELD_TYPES: dict[str, Any] = {name: ("heads" if name == "heads" else float if name in ("sharpness", "noise")
+                                       else int) for name in SyntheticSpec.__dataclass_fields__}
 
 
 @dataclass
@@ -150,7 +180,7 @@ class _Dims:
 
     def take(self, count: int) -> np.ndarray:
         if self.used + count > self.basis.shape[1]:
-            raise ConfigError(f"the planted codes need more than dim = {self.basis.shape[1]} directions; "
+            raise InputError(f"the planted codes need more than dim = {self.basis.shape[1]} directions; "
                               "raise dim or use a smaller frame")
         out = self.basis[:, self.used:self.used + count]
         self.used += count
