@@ -112,8 +112,7 @@ PENDING = {
     "cogmath-eval": "--model-dir", "cogmath-generate": "--max-retries, --model-dir",
     "ferret-recon": "-T, --device", "ferret-server": "--address, -T", "ferret-train": "-T",
     "kd-rank-diag": "deterministic (no --seed): belongs in DETERMINISTIC",
-    "ldsmc-bench": "--threads, -N, --device", "ldsmc-restore": "--threads, -N, --device",
-    "ldsmc-train": "--batch, --threads, --device", "mm-prefill-bench": "--threads", "mm-prefill-search": "--device",
+    "mm-prefill-bench": "--threads", "mm-prefill-search": "--device",
     "mvml-make": "--out", "conformal-cv": "help of --task", "sr-apo-search": "--seeds type",
 }
 
