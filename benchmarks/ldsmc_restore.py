@@ -29,7 +29,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=25)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("-j", "--jobs", type=int, default=2, help="torch threads")
-    ap.add_argument("--quick", action="store_true", help="16 images, 1 repetition, no full comparison")
+    ap.add_argument("--quick", action="store_true", help="8 images, a smaller prior, 1 repetition, no full comparison")
     a = ap.parse_args()
     import torch
 
@@ -40,13 +40,15 @@ def main() -> None:
 
     torch.set_num_threads(a.jobs)
     if a.quick:
-        a.images, a.reps = 16, 1
+        a.images, a.reps = 8, 1
     model = a.model
     if model is None:
         from tests.ldsmc_helpers import build_tiny_model
 
         t0 = time.perf_counter()
-        model = build_tiny_model(Path(tempfile.mkdtemp(prefix="ldsmc_model")))
+        # --quick: a smaller prior (timings, not quality, are what this benchmark compares)
+        sizes = {"vae_iters": 60, "ldm_iters": 150, "ldm_width": 64} if a.quick else None
+        model = build_tiny_model(Path(tempfile.mkdtemp(prefix="ldsmc_model")), sizes)
         print(f"trained a tiny prior in {time.perf_counter() - t0:.1f} s")
     prior = load_prior(model)
     x, _ = load_digits16("test")

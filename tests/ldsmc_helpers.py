@@ -15,7 +15,8 @@ def tiny_model_dir(tmp_path_factory):
     return _BUILT["dir"]
 
 
-def build_tiny_model(d):
+def build_tiny_model(d, sizes=None):
+    """Train the prior into folder ``d``; ``sizes`` overrides entries of TINY (the benchmark's --quick)."""
     import torch
 
     from paperkit.methods.ldsmc import train as tr
@@ -26,12 +27,13 @@ def build_tiny_model(d):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # more threads than idle cores is far slower on a shared machine
     start = time.perf_counter()
+    size = {**TINY, **(sizes or {})}
     x, y = load_digits16("train")
     xt, _ = load_digits16("test")
-    vae, _ = tr.train_vae(x, iters=TINY["vae_iters"], width=TINY["vae_width"], batch=TINY["vae_batch"], seed=0)
+    vae, _ = tr.train_vae(x, iters=size["vae_iters"], width=size["vae_width"], batch=size["vae_batch"], seed=0)
     lat, shift, scale = tr.latent_stats(vae, x)
-    eps, sched, _ = tr.train_ldm((lat - shift) / scale, iters=TINY["ldm_iters"], width=TINY["ldm_width"],
-                                 depth=TINY["ldm_depth"], seed=0)
+    eps, sched, _ = tr.train_ldm((lat - shift) / scale, iters=size["ldm_iters"], width=size["ldm_width"],
+                                 depth=size["ldm_depth"], seed=0)
     tr.save_vae(d / tr.VAE_FILE, vae, shift=shift, scale=scale, recon_rmse=tr.reconstruction_rmse(vae, xt),
                 data="digits")
     tr.save_ldm(d / tr.LDM_FILE, eps, sched)
