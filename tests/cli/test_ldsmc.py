@@ -56,6 +56,8 @@ def test_train_writes_the_model_and_resumes(trained, pk):
     for name in ("vae.pt", "ldm.pt", "classifier.npz", "train_log.csv", "samples.png", "manifest.json"):
         assert (d / name).exists(), name
     assert set(read_table(d / "train_log.csv").columns) == {"stage", "step", "loss"}
+    # the stages are run.cached checkpoints (no hand-written checkpoint loop)
+    assert sorted(p.name for p in (d / "checkpoints").iterdir()) == ["classifier.npz", "ldm.pt", "vae.pt"]
     # an interrupted run (outputs gone, checkpoints kept) resumes from its checkpoints to the same log
     before = (d / "train_log.csv").read_bytes()
     for name in ("manifest.json", "vae.pt", "ldm.pt", "train_log.csv"):

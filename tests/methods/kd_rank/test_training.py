@@ -93,3 +93,20 @@ def test_a_non_finite_training_loss_stops_with_a_convergence_error(synth_small, 
     with pytest.raises(ConvergenceError, match="epoch 2"):
         train_student(data, t_train, DistillConfig(base="kd"), hidden=(8,), settings=TrainSettings(epochs=2), seed=0)
     assert ConvergenceError("x").exit_code == 1
+
+
+def test_job_weights_are_fields_and_follow_each_base():
+    """α and β are DistillConfig fields (no side dict): unset, each job takes its base's defaults; set, every job
+    keeps them."""
+    from dataclasses import fields
+
+    from paperkit.methods.kd_rank.run import Job, KdRankSettings, job_config
+
+    assert "extra" not in {f.name for f in fields(DistillConfig)}
+    free = KdRankSettings(bases=("kd", "dkd")).template()
+    assert (job_config(free, Job("dkd", True, 0)).ce_weight, job_config(free, Job("kd", True, 0)).ce_weight) == (1.0, 0.1)
+    fixed = KdRankSettings(bases=("kd", "dkd"), ce_weight=0.3, base_weight=0.6).template()
+    for base in ("kd", "dkd"):
+        cfg = job_config(fixed, Job(base, False, 0))
+        assert (cfg.ce_weight, cfg.base_weight, cfg.rank_weight) == (0.3, 0.6, 0.0)
+    assert "fixed_ce_weight" not in fixed.to_dict()
