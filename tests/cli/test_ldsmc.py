@@ -116,6 +116,9 @@ def test_restore_user_images_and_bench(model, pk, tmp_path):
     rows = read_table(tmp_path / "bench" / "bench.csv")
     assert list(rows.column("method")) == ["ldsmc", "ltds", "ldps", "lsq"] and (tmp_path / "bench" / "bench.png").exists()
     assert len(read_table(tmp_path / "bench" / "runs.csv")) == 8
+    for name in ("runs.csv", "bench.csv"):  # wall times only in timing.csv
+        assert not any("seconds" in c for c in read_table(tmp_path / "bench" / name).columns), name
+    assert len(read_table(tmp_path / "bench" / "timing.csv")) == 8
 
 
 def test_bad_input(model, pk, tmp_path):

@@ -312,15 +312,20 @@ class KdRankDiagResult:
         return self.share.rows() + self.scaling
 
 
+LOGIT_LIMIT = 1e15  # |z|·scale/T, their squares and sums over classes stay finite in float64 up to here
+
+
 def read_logits(path: str | os.PathLike, what: str) -> np.ndarray:
     """A finite (N, C) logit array from .npy/.npz/.csv/.tsv/.jsonl or ``-``, with magnitudes the losses can
-    take (|z| up to about 1.8e19, where z/T, squares and sums stay finite in float64)."""
+    take (|z| ≤ LOGIT_LIMIT)."""
     from paperkit.core import io
     from paperkit.core.readers import read_numeric
-    from paperkit.core.validate import check_finite_for
 
     arr = read_numeric(path, what, ndim=2, dtype=np.float64, header="auto")
-    check_finite_for(arr, np.float32, what, io.display_name(path))
+    big = float(np.abs(arr).max())
+    if big > LOGIT_LIMIT:
+        raise InputError(f"{io.display_name(path)}: {what} hold a value of magnitude {big:.3g}; expected logits up "
+                         f"to {LOGIT_LIMIT:.0e} in magnitude (larger ones overflow the losses); rescale them")
     return arr
 
 
