@@ -1,6 +1,6 @@
 """ldsmc-restore benchmark: LD-SMC (N = 1, 4, 8) against latent DPS at equal DDIM steps, side by side.
 
-    python benchmarks/ldsmc_restore.py [--model DIR] [--images 64] [--steps 25] [--reps 3] [--threads 2] [--quick]
+    python benchmarks/ldsmc_restore.py [--model DIR] [--images 64] [--steps 25] [--reps 3] [-j 2] [--quick]
 
 Without --model a tiny digits prior is trained first (as the tests do; its time is reported apart).
 Prints seconds per image of each method (median over repetitions, on the same 64 box-inpainting
@@ -28,8 +28,8 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=64)
     ap.add_argument("--steps", type=int, default=25)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--quick", action="store_true", help="16 images, 1 repetition, no full comparison")
+    ap.add_argument("-j", "--jobs", type=int, default=2, help="torch threads")
+    ap.add_argument("--quick", action="store_true", help="8 images, a smaller prior, 1 repetition, no full comparison")
     a = ap.parse_args()
     import torch
 
@@ -38,19 +38,17 @@ def main() -> None:
     from paperkit.methods.ldsmc.restore import RestoreParams, restore
     from paperkit.methods.ldsmc.train import load_prior
 
-    torch.set_num_threads(a.threads)
+    torch.set_num_threads(a.jobs)
     if a.quick:
-        a.images, a.reps = 16, 1
+        a.images, a.reps = 8, 1
     model = a.model
     if model is None:
-        from tests.methods.ldsmc.conftest import build_tiny_model
-
-        class Factory:
-            def mktemp(self, name):
-                return Path(tempfile.mkdtemp(prefix=name))
+        from tests.ldsmc_helpers import build_tiny_model
 
         t0 = time.perf_counter()
-        model = build_tiny_model(Factory())
+        # --quick: a smaller prior (timings, not quality, are what this benchmark compares)
+        sizes = {"vae_iters": 60, "ldm_iters": 150, "ldm_width": 64} if a.quick else None
+        model = build_tiny_model(Path(tempfile.mkdtemp(prefix="ldsmc_model")), sizes)
         print(f"trained a tiny prior in {time.perf_counter() - t0:.1f} s")
     prior = load_prior(model)
     x, _ = load_digits16("test")
@@ -65,7 +63,7 @@ def main() -> None:
         times = [restore(method, prior, op, y, tau, p, seed=r).seconds / len(x) for r in range(a.reps)]
         rows.append((name, statistics.median(times)))
     base = rows[0][1]
-    print(f"\n{len(x)} images, box inpainting, {a.steps} DDIM steps, {a.threads} thread(s), median of {a.reps}")
+    print(f"\n{len(x)} images, box inpainting, {a.steps} DDIM steps, {a.jobs} thread(s), median of {a.reps}")
     print(f"{'method':<12} {'s/image':>9} {'× LDPS':>8}")
     for name, t in rows:
         print(f"{name:<12} {t:>9.4f} {t / base:>8.2f}")

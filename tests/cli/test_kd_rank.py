@@ -9,7 +9,7 @@ from paperkit.core.io import read_json
 from paperkit.core.tables import read_table
 
 TINY = ["--train-per-class", "6", "--test-per-class", "3", "--teacher-hidden", "32", "--teacher-epochs", "2",
-        "--epochs", "2", "--batch-size", "64", "-q"]
+        "--epochs", "2", "--batch-size", "64", "-j", "1", "-q"]
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,8 @@ def test_run_dir_outputs_and_table(tiny_run):
 
 
 def test_stdout_is_one_json_line_and_same_seed_same_bytes(pk, tiny_run, tmp_path):
-    d = tmp_path / "again"
-    r = pk("kd-rank", *TINY, "--seeds", "0,1", "--base", "kd", "--run-dir", d)
+    d = tmp_path / "again"  # two threads here, one in tiny_run: the data files do not depend on it
+    r = pk("kd-rank", *TINY, "--seeds", "0,1", "--base", "kd", "-j", "2", "--device", "cpu", "--run-dir", d)
     assert r.exit_code == 0, r.stderr
     assert len(r.stdout.strip().splitlines()) == 1
     out = json.loads(r.stdout)
@@ -53,6 +53,7 @@ def test_stdout_is_one_json_line_and_same_seed_same_bytes(pk, tiny_run, tmp_path
 
 
 def test_resume_and_finished_run(pk, tiny_run, tmp_path):
+    """A finished run is not overwritten; an unfinished one resumes from its stages to the same results."""
     args = ["kd-rank", *TINY, "--seeds", "0,1", "--base", "kd", "--run-dir", tiny_run]
     assert pk(*args).exit_code == 1  # finished: not overwritten
     before = (tiny_run / "results.csv").read_bytes()
@@ -64,7 +65,7 @@ def test_resume_and_finished_run(pk, tiny_run, tmp_path):
 
 
 def test_rank_weight_zero_reproduces_the_base_rows(pk, tiny_run, tmp_path):
-    """Acceptance 4 from the shell: --rank-weight 0 trains only the base, identical to the rank-off rows."""
+    """--rank-weight 0 trains only the base: its rows are identical to the rank-off rows of a γ = 1 run."""
     d = tmp_path / "zero"
     r = pk("kd-rank", *TINY, "--seeds", "0,1", "--base", "kd", "--rank-weight", "0", "--run-dir", d)
     assert r.exit_code == 0, r.stderr
@@ -114,7 +115,7 @@ def test_npy_folder_with_teacher_logits(pk, tmp_path):
 
 
 @pytest.mark.parametrize("args, code, text", [
-    (["--base", "fitnet"], 2, "unknown base"),
+    (["--base", "fitnet"], 2, "fitnet"),
     (["--rank-form", "cosine"], 2, "cosine"),
     (["--rank-weight", "-1"], 2, "rank-weight"),
     (["--ce-weight", "-0.5"], 2, "ce-weight"),
@@ -182,3 +183,87 @@ def test_diag_bad_input(pk, tmp_path):
     assert r.exit_code == 2 and "scale" in r.stderr
     r = pk("kd-rank-diag", "--teacher-logits", tmp_path / "missing.npy", "--student-logits", s)
     assert r.exit_code == 3 and "no such file" in r.stderr
+
+
+# ------------------------------------------------------------------------------- review findings
+def test_defaults_live_in_the_settings_dataclass():
+    """One source of defaults: the library's training default agrees with the command's."""
+    from paperkit.methods.kd_rank import TrainSettings
+    from paperkit.methods.kd_rank.run import KdRankSettings
+
+    assert TrainSettings().epochs == KdRankSettings().epochs == 20
+    assert KdRankSettings().seeds == (0, 1, 2) and KdRankSettings().device == "auto"
+
+
+@pytest.mark.parametrize("cmd, args, text", [
+    ("kd-rank", ["--lr", "1e300"], "--lr"),
+    ("kd-rank", ["--temperature", "1e300"], "--temperature"),
+    ("kd-rank", ["-T", "4"], "-T"),
+    ("kd-rank", ["--jobs", "-1"], "--jobs"),
+    ("kd-rank", ["--device", "tpu"], "--device"),
+    ("kd-rank", ["--base", "kd,kd"], "twice"),
+    ("kd-rank-diag", ["--temperature", "1e300"], "--temperature"),
+    ("kd-rank-diag", ["--scales", "0.5,1e300"], "1e300"),
+])
+def test_out_of_range_options_are_usage_errors(pk, tmp_path, cmd, args, text):
+    extra = ["--run-dir", tmp_path / "r"] if cmd == "kd-rank" else ["--teacher-logits", "t.npy", "--student-logits",
+                                                                    "s.npy"]
+    r = pk(cmd, *TINY[:-1], *args, *extra) if cmd == "kd-rank" else pk(cmd, *args, *extra)
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert text in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_absurd_synth100_size_is_refused_before_allocating(pk, tmp_path):
+    r = pk("kd-rank", *TINY[:-1], "--train-per-class", "100000000", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 2, r.stderr
+    assert "--max-memory-gb" in r.stderr and "GiB" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
+    r = pk("kd-rank", *TINY[:-1], "--train-per-class", "5000", "--max-memory-gb", "0.01", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 2 and "0.01 GiB" in r.stderr
+
+
+def test_truncated_teacher_checkpoint_is_an_input_error(pk, tiny_run, tmp_path):
+    data = (tiny_run / "teacher.pt").read_bytes()
+    (tmp_path / "cut.pt").write_bytes(data[: len(data) // 2])
+    r = pk("kd-rank", *TINY, "--teacher", tmp_path / "cut.pt", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 3, r.stderr
+    assert "cut.pt" in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_npy_features_beyond_float32_are_refused(pk, tmp_path):
+    rng = np.random.default_rng(0)
+    src = tmp_path / "data"
+    src.mkdir()
+    for part, n in (("train", 40), ("test", 20)):
+        X = rng.normal(size=(n, 4))
+        if part == "train":
+            X[3, 1] = 1e300  # finite in float64, infinite in float32 (what training computes in)
+        np.save(src / f"X_{part}.npy", X)
+        np.save(src / f"y_{part}.npy", rng.integers(0, 3, n))
+    r = pk("kd-rank", "--data", f"npy:{src}", *TINY, "--seeds", "0", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 3, r.stderr
+    assert "X_train.npy" in r.stderr and "float32" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_diag_reads_stdin_and_refuses_truncated_and_huge_input(pk, tmp_path):
+    t, s = _logits(tmp_path, n=40, C=12)
+    ref = pk("kd-rank-diag", "--teacher-logits", t, "--student-logits", s)
+    assert ref.exit_code == 0, ref.stderr
+    r = pk("kd-rank-diag", "--teacher-logits", t, "--student-logits", "-", input=s.read_bytes())
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout == ref.stdout
+    r = pk("kd-rank-diag", "--teacher-logits", "-", "--student-logits", "-", input=s.read_bytes())
+    assert r.exit_code == 2 and "stdin" in r.stderr
+    np.savez(tmp_path / "t.npz", logits=np.load(t))
+    cut = (tmp_path / "t.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(cut[: len(cut) // 2])
+    r = pk("kd-rank-diag", "--teacher-logits", tmp_path / "cut.npz", "--student-logits", s)
+    assert r.exit_code == 3 and "cut.npz" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    huge = np.load(s)
+    huge[0, 0] = 1e100  # float64 holds it, but the losses (squares, sums, ×scale/T) would overflow
+    np.save(tmp_path / "huge.npy", huge)
+    r = pk("kd-rank-diag", "--teacher-logits", t, "--student-logits", tmp_path / "huge.npy")
+    assert r.exit_code == 3, (r.stderr, r.stdout[:200])
+    assert "huge.npy" in r.stderr and "magnitude" in r.stderr and r.stdout == ""

@@ -7,14 +7,12 @@ import pytest
 
 from paperkit.core.io import read_json
 from paperkit.core.tables import read_table
-from tests.methods.ldsmc.conftest import tiny_model  # noqa: F401  (the session prior, trained once)
+from tests.ldsmc_helpers import tiny_model_dir
 
-FAST = ["--steps", "5", "--lsq-iters", "20", "-q"]
+FAST = ["--steps", "5", "--lsq-iters", "20", "-j", "1", "-q"]
 
-
-
-TRAIN = ["--vae-iters", "20", "--ldm-iters", "20", "--vae-width", "8", "--ldm-width", "16", "--threads", "1",
-         "--batch", "32", "--classifier-iters", "5", "-q"]
+TRAIN = ["--vae-iters", "20", "--ldm-iters", "20", "--vae-width", "8", "--ldm-width", "16", "-j", "1",
+         "--batch-size", "32", "--classifier-iters", "5", "-q"]
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +24,8 @@ def trained(tmp_path_factory, pk_module):
 
 
 @pytest.fixture(scope="module")
-def model(tiny_model):  # noqa: F811
-    return tiny_model, None
+def model(tmp_path_factory):
+    return tiny_model_dir(tmp_path_factory), None
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +56,8 @@ def test_train_writes_the_model_and_resumes(trained, pk):
     for name in ("vae.pt", "ldm.pt", "classifier.npz", "train_log.csv", "samples.png", "manifest.json"):
         assert (d / name).exists(), name
     assert set(read_table(d / "train_log.csv").columns) == {"stage", "step", "loss"}
+    # the stages are run.cached checkpoints (no hand-written checkpoint loop)
+    assert sorted(p.name for p in (d / "checkpoints").iterdir()) == ["classifier.npz", "ldm.pt", "vae.pt"]
     # an interrupted run (outputs gone, checkpoints kept) resumes from its checkpoints to the same log
     before = (d / "train_log.csv").read_bytes()
     for name in ("manifest.json", "vae.pt", "ldm.pt", "train_log.csv"):
@@ -74,16 +74,22 @@ def test_restore_outputs_and_same_seed(model, pk, tmp_path):
     outs = []
     for name in ("a", "b"):
         out = tmp_path / name
-        r = pk("ldsmc-restore", "--model", d, "--n-images", "4", "-N", "3", *FAST, "--seed", "2", "--run-dir", out)
+        r = pk("ldsmc-restore", "--model", d, "--n-images", "4", "--particles", "3", *FAST, "--seed", "2", "--run-dir", out)
         assert r.exit_code == 0, r.stderr
         assert len(r.stdout.strip().splitlines()) == 1 and json.loads(r.stdout)["method"] == "ldsmc"
         outs.append(out)
-    for f in ("restored.npy", "particles.npy", "weights.npy", "grid.png", "ess.csv", "metrics.json"):
+    for f in ("restored.npy", "particles.npy", "weights.npy", "grid.png", "ess.csv", "metrics.json", "timing.csv"):
         assert (outs[0] / f).exists(), f
     assert np.load(outs[0] / "particles.npy").shape == (4, 3, 1, 16, 16)
-    assert (outs[0] / "restored.npy").read_bytes() == (outs[1] / "restored.npy").read_bytes()
+    # same seed, same bytes in every data file: wall times live in timing.csv and the manifest only
+    for f in ("restored.npy", "particles.npy", "weights.npy", "truth.npy", "measurements.npy", "ess.csv",
+              "metrics.json"):
+        assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f
     m = read_json(outs[0] / "metrics.json")
     assert {"psnr", "ssim", "masked_mse", "accuracy", "fd", "residual", "ess_mean"} <= set(m)
+    assert not {"seconds", "seconds_per_image"} & set(m)
+    assert m["steps"] == 5 and m["particles"] == 3
+    assert read_json(outs[0] / "manifest.json")["extra"]["timing"]["seconds"] > 0
     assert len(read_table(outs[0] / "ess.csv")) == 6
 
 
@@ -99,17 +105,20 @@ def test_restore_user_images_and_bench(model, pk, tmp_path):
     user = tmp_path / "myprior.py"
     user.write_text("from paperkit.methods.ldsmc import load_prior\n"
                     f"def build_prior():\n    return load_prior({str(d)!r})\n")
-    r = pk("ldsmc-restore", "--model", user, "--n-images", "2", "-N", "2", *FAST, "--run-dir", tmp_path / "own")
+    r = pk("ldsmc-restore", "--model", user, "--n-images", "2", "--particles", "2", *FAST, "--run-dir", tmp_path / "own")
     assert r.exit_code == 0, r.stderr
     (tmp_path / "broken.py").write_text("x = 1\n")
     r = pk("ldsmc-restore", "--model", tmp_path / "broken.py", "-q", "--run-dir", tmp_path / "own2")
     assert r.exit_code == 3 and "build_prior" in r.stderr
-    r = pk("ldsmc-bench", "--model", d, "--n-images", "4", "-N", "2", *FAST, "--seeds", "2", "--methods",
+    r = pk("ldsmc-bench", "--model", d, "--n-images", "4", "--particles", "2", *FAST, "--n-seeds", "2", "--methods",
            "ldsmc,ltds,ldps,lsq", "--run-dir", tmp_path / "bench")
     assert r.exit_code == 0, r.stderr
     rows = read_table(tmp_path / "bench" / "bench.csv")
     assert list(rows.column("method")) == ["ldsmc", "ltds", "ldps", "lsq"] and (tmp_path / "bench" / "bench.png").exists()
     assert len(read_table(tmp_path / "bench" / "runs.csv")) == 8
+    for name in ("runs.csv", "bench.csv"):  # wall times only in timing.csv
+        assert not any("seconds" in c for c in read_table(tmp_path / "bench" / name).columns), name
+    assert len(read_table(tmp_path / "bench" / "timing.csv")) == 8
 
 
 def test_bad_input(model, pk, tmp_path):
@@ -131,10 +140,26 @@ def test_bad_input(model, pk, tmp_path):
     err("--images", tmp_path / "rgb.npy", match="channel")
     err("--mask", tmp_path / "full.npy", match="covers everything")
     err("--mask", tmp_path / "none.npy", match="covers nothing")
-    err("--tau", "0", match="positive")
-    err("--tau", "-0.1", match="positive")
-    err("--particles", "0", match="at least 1")
-    err("--box", "16", match="covers everything")
+    # bad option values are usage errors (exit 2), bad files input errors (exit 3); one line each
+    err("--tau", "0", code=2, match="--tau")
+    err("--tau", "-0.1", code=2, match="--tau")
+    err("--particles", "0", code=2, match="--particles")
+    err("--rho", "nan", code=2, match="--rho")
+    err("--zeta", "inf", code=2, match="--zeta")
+    err("--box", "16", code=2, match="covers everything")
+    err("--box", "100", code=2, match="covers everything")
+    err("--device", "cuda", code=2, match="CPU")
+    err("--steps", "100000", code=2, match="199 usable diffusion steps")
+    err("--particles", "1000000000", code=2, match="--max-memory-gb")
+    np.save(tmp_path / "small_mask.npy", np.ones((8, 8), np.float32))
+    err("--mask", tmp_path / "small_mask.npy", match="small_mask.npy")
+    np.save(tmp_path / "text.npy", np.array([["a"] * 16] * 16))
+    err("--images", tmp_path / "text.npy", match="text.npy")
+    err("--mask", tmp_path / "text.npy", match="text.npy")
+    r = pk("ldsmc-restore", "--model", tmp_path / "no_such_model", "-q", "--run-dir", tmp_path / "rm")
+    assert r.exit_code == 3 and len(r.stderr.strip().splitlines()) == 1 and "no_such_model" in r.stderr
+    r = pk("ldsmc-restore", "--model", tmp_path / "no_such.py", "-q", "--run-dir", tmp_path / "rm")
+    assert r.exit_code == 3 and len(r.stderr.strip().splitlines()) == 1 and "no such file" in r.stderr
     bad = tmp_path / "badmodel"
     bad.mkdir()
     import shutil
@@ -143,3 +168,57 @@ def test_bad_input(model, pk, tmp_path):
     (bad / "ldm.pt").write_bytes(b"not a checkpoint")
     r = pk("ldsmc-restore", "--model", bad, "-q", "--run-dir", tmp_path / "rb")
     assert r.exit_code == 3 and len(r.stderr.strip().splitlines()) == 1 and "ldm.pt" in r.stderr
+
+
+def test_python_model_file_only_from_the_command_line(model, pk, tmp_path):
+    """--model FILE.py runs the file: refused from --config and from the environment (exit 2), before running it."""
+    d, _ = model
+    marker = tmp_path / "ran.txt"
+    user = tmp_path / "prior.py"
+    user.write_text(f"open({str(marker)!r}, 'w').write('ran')\n"
+                    "from paperkit.methods.ldsmc import load_prior\n"
+                    f"def build_prior():\n    return load_prior({str(d)!r})\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"model: {user}\n")
+    r = pk("ldsmc-restore", "--config", cfg, "-q", "--run-dir", tmp_path / "a")
+    assert r.exit_code == 2 and "command line" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = pk("ldsmc-bench", "-q", "--run-dir", tmp_path / "b", env={"PAPERKIT_LDSMC_BENCH_MODEL": str(user)})
+    assert r.exit_code == 2 and "PAPERKIT_LDSMC_BENCH_MODEL" in r.stderr
+    assert not marker.exists() and not (tmp_path / "a").exists()
+    r = pk("ldsmc-restore", "--config", cfg, "--model", user, "--n-images", "2", "--particles", "2", *FAST,
+           "--run-dir", tmp_path / "c")
+    assert r.exit_code == 0, r.stderr
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--methods", "ldsmc,zz"], "zz"),
+    (["--sweep", "particles", "--values", "a,b"], "'a'"),
+    (["--sweep", "particles", "--values", "1.5,2"], "whole numbers"),
+    (["--sweep", "rho", "--values", "0.5,2"], "rho"),
+    (["--sweep", "particles"], "--values"),
+    (["--seeds", "3"], "--seeds"),
+    (["-N", "3"], "-N"),
+    (["--threads", "1"], "--threads"),
+])
+def test_bench_bad_options_are_usage_errors(model, pk, tmp_path, args, text):
+    d, _ = model
+    r = pk("ldsmc-bench", "--model", d, *args, "-q", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert text in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
+
+
+def test_train_refuses_absurd_sizes_up_front(pk, tmp_path):
+    r = pk("ldsmc-train", "--vae-width", "100000000", "-q", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 2 and "--max-memory-gb" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
+    for old in (["--batch", "32"], ["--threads", "1"], ["--T", "50"]):
+        assert pk("ldsmc-train", *old, "-q", "--run-dir", tmp_path / "r").exit_code == 2, old
+
+
+def test_cli_method_list_matches_the_library():
+    from paperkit.methods.ldsmc.restore import METHODS
+    from paperkit_cli.commands._ldsmc_common import METHODS as CLI_METHODS
+
+    assert CLI_METHODS == METHODS

@@ -1,4 +1,4 @@
-"""Base losses against closed forms and identities; the diagnostics' acceptance checks (rebalancing, scale)."""
+"""Base losses against closed forms and identities; the diagnostics (gradient rebalancing, scale invariance)."""
 
 import numpy as np
 import pytest
@@ -82,7 +82,7 @@ def _rebalancing_logits(seed=0, N=400, C=100):
 
 
 def test_rank_gradient_moves_weight_to_low_probability_channels():
-    """Acceptance 2: share of |grad| on the 50% least probable channels ≤ 0.35 for KL (T = 4), ≥ 0.40 for
+    """The rank loss rebalances the gradient: share of |grad| on the 50% least probable channels ≤ 0.35 for KL (T = 4), ≥ 0.40 for
     L_rank (k = 1). The KL share is checked against T·(p^s − p^t) computed here."""
     t, s = _rebalancing_logits()
     share = gradient_share(t, s, temperature=4.0, k=1.0)
@@ -99,7 +99,7 @@ def test_rank_gradient_moves_weight_to_low_probability_channels():
 
 
 def test_rank_loss_is_nearly_scale_invariant_unlike_kl():
-    """Acceptance 3: ×0.5 or ×2 on the student logits moves L_rank (k = 5) by < 5%; KL at T = 4 by > 100%
+    """Scale invariance: ×0.5 or ×2 on the student logits moves L_rank (k = 5) by < 5%; KL at T = 4 by > 100%
     for at least one of the two factors."""
     t, s = _rebalancing_logits(1)
     rows = scale_sensitivity(t, s, (0.5, 2.0), temperature=4.0, k=5.0)

@@ -34,7 +34,7 @@ def brute_soft_tau(s, t, f, g):
 
 @pytest.mark.parametrize("backend", ["numba", "torch"])
 def test_surrogate_matches_scipy_kendalltau_at_high_k(backend):
-    """Acceptance 1: 50 random 100-d pairs, standardised logits, k = 50: within 0.02 of scipy."""
+    """The surrogate approaches Kendall's τ: 50 random 100-d pairs, standardised logits, k = 50: within 0.02 of scipy."""
     rng = np.random.default_rng(0)
     worst = 0.0
     for _ in range(50):

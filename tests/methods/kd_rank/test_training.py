@@ -14,7 +14,7 @@ from paperkit.methods.kd_rank import (
     make_mlp,
     train_student,
 )
-from paperkit.methods.kd_rank.experiment import plan, run_job, summarize
+from paperkit.methods.kd_rank.run import plan, run_job, summarize
 
 STUDENT = TrainSettings(epochs=10, batch_size=32)
 
@@ -25,7 +25,7 @@ def test_teacher_is_good(synth_small):
 
 
 def test_rank_weight_zero_is_bit_identical_to_a_plain_kd_loop(synth_small):
-    """Acceptance 4, against a KD training loop written here: same seed ⇒ the same weights, bit for bit."""
+    """γ = 0 against a KD training loop written here: the same algorithm, and our own runs repeat bit for bit."""
     data, _, t_train, _ = synth_small
     settings = TrainSettings(epochs=2, batch_size=64)
     run = train_student(data, t_train, DistillConfig(base="kd", rank_weight=0.0), hidden=(32,), settings=settings,
@@ -63,8 +63,8 @@ def test_rank_weight_zero_is_bit_identical_to_a_plain_kd_loop(synth_small):
 @pytest.mark.slow
 @pytest.mark.parametrize("base", ["kd", "dkd"])
 def test_rank_loss_raises_student_teacher_tau_without_hurting_top1(synth_small, base):
-    """Acceptance 5: over 3 seeds, base + rank has a higher mean test τ(student, teacher) than the base,
-    and mean top-1 no worse than the base's − 0.5 points."""
+    """The paper's claim at small scale: over 3 seeds, base + rank has a higher mean test τ(student, teacher)
+    than the base, and mean top-1 no worse than the base's − 0.5 points."""
     data, _, t_train, t_test = synth_small
     template = DistillConfig(base=base, rank_weight=1.0, dkd_warmup=3)
     rows = [run_job(job, data, t_train, t_test, template, hidden=(32,), settings=STUDENT).row
@@ -75,3 +75,38 @@ def test_rank_loss_raises_student_teacher_tau_without_hurting_top1(synth_small, 
     assert on["kendall_tau_mean"] > off["kendall_tau_mean"]
     assert on["top1_mean"] >= off["top1_mean"] - 0.5
     assert np.isfinite([r["kl"] for r in rows]).all()
+
+
+def test_a_non_finite_training_loss_stops_with_a_convergence_error(synth_small, monkeypatch):
+    """A diverging run is an error (exit 1 from the CLI), never a table of NaN results."""
+    from paperkit.core.errors import ConvergenceError
+    from paperkit.methods.kd_rank import train
+
+    data, _, t_train, _ = synth_small
+    real = train.distill_loss
+
+    def diverging(cfg, student, teacher, target, epoch, **kw):
+        loss, terms = real(cfg, student, teacher, target, epoch, **kw)
+        return loss * float("nan") if epoch == 1 else loss, terms
+
+    monkeypatch.setattr(train, "distill_loss", diverging)
+    with pytest.raises(ConvergenceError, match="epoch 2"):
+        train_student(data, t_train, DistillConfig(base="kd"), hidden=(8,), settings=TrainSettings(epochs=2), seed=0)
+    assert ConvergenceError("x").exit_code == 1
+
+
+def test_job_weights_are_fields_and_follow_each_base():
+    """α and β are DistillConfig fields (no side dict): unset, each job takes its base's defaults; set, every job
+    keeps them."""
+    from dataclasses import fields
+
+    from paperkit.methods.kd_rank.run import Job, KdRankSettings, job_config
+
+    assert "extra" not in {f.name for f in fields(DistillConfig)}
+    free = KdRankSettings(bases=("kd", "dkd")).template()
+    assert (job_config(free, Job("dkd", True, 0)).ce_weight, job_config(free, Job("kd", True, 0)).ce_weight) == (1.0, 0.1)
+    fixed = KdRankSettings(bases=("kd", "dkd"), ce_weight=0.3, base_weight=0.6).template()
+    for base in ("kd", "dkd"):
+        cfg = job_config(fixed, Job(base, False, 0))
+        assert (cfg.ce_weight, cfg.base_weight, cfg.rank_weight) == (0.3, 0.6, 0.0)
+    assert "fixed_ce_weight" not in fixed.to_dict()

@@ -1,4 +1,5 @@
-"""Acceptance checks 3–6 on digits with the tiny session prior (see conftest.py)."""
+"""The paper's claims on digits with the tiny session prior (tests/ldsmc_helpers.py): LD-SMC ahead of latent DPS,
+bounded measurement residuals, run time about linear in the particles, particle spread inside the mask."""
 
 import time
 
@@ -8,8 +9,8 @@ import torch
 
 from paperkit.methods.ldsmc.data import load_digits16
 from paperkit.methods.ldsmc.operators import make_operator, measure
-from paperkit.methods.ldsmc.pipeline import load_classifier
 from paperkit.methods.ldsmc.restore import METHODS, RestoreParams, evaluate, restore
+from paperkit.methods.ldsmc.run import load_classifier
 
 TAU = 0.05
 STEPS = 25
@@ -27,7 +28,7 @@ def _problem(n, seed):
 
 @pytest.mark.slow
 def test_ldsmc_beats_latent_dps_on_box_inpainting(tiny_prior, tiny_model):
-    """Check 3: 64 digits, 8×8 centred box, τ = 0.05, 3 seeds: LD-SMC (N = 8) has higher classifier accuracy and
+    """64 digits, 8×8 centred box, τ = 0.05, 3 seeds: LD-SMC (N = 8) has higher classifier accuracy and
     lower Fréchet digits distance than latent DPS at the same number of DDIM steps.
 
     Deterministic, and it can fail: with the paper's κ1 = 1, κ2 = 2.5, ρ = 0.75 at 25 steps LD-SMC loses on both.
@@ -53,7 +54,7 @@ def test_ldsmc_beats_latent_dps_on_box_inpainting(tiny_prior, tiny_model):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_measurement_residual_is_bounded(tiny_prior, method):
-    """Check 4: ‖y − A(x̂)‖/√m ≤ 3τ + the VAE's reconstruction RMSE (mean over 16 images)."""
+    """‖y − A(x̂)‖/√m ≤ 3τ + the VAE's reconstruction RMSE (mean over 16 images)."""
     torch.set_num_threads(1)
     x, _, op, y = _problem(16, 0)
     r = restore(method, tiny_prior, op, y, TAU, PARAMS, seed=0)
@@ -64,7 +65,7 @@ def test_measurement_residual_is_bounded(tiny_prior, method):
 
 @pytest.mark.timing
 def test_runtime_about_linear_in_particles(tiny_prior):
-    """Check 5a: particles are one batched tensor, so N = 8 costs at most ~8× N = 1 (here: ≤ 1.5 × 8)."""
+    """particles are one batched tensor, so N = 8 costs at most ~8× N = 1 (here: ≤ 1.5 × 8)."""
     torch.set_num_threads(1)
     _, _, op, y = _problem(8, 0)
     times = {}
@@ -75,7 +76,7 @@ def test_runtime_about_linear_in_particles(tiny_prior):
 
 
 def test_particle_spread_inside_the_mask(tiny_prior):
-    """Check 5b: particles disagree inside the box and agree on the observed pixels."""
+    """particles disagree inside the box and agree on the observed pixels."""
     torch.set_num_threads(1)
     x, _, op, y = _problem(16, 0)
     r = restore("ldsmc", tiny_prior, op, y, TAU, PARAMS, seed=0)
@@ -85,7 +86,7 @@ def test_particle_spread_inside_the_mask(tiny_prior):
 
 
 def test_same_seed_same_metrics(tiny_prior, tiny_model):
-    """Check 6."""
+    """The same seed gives the same restorations and metrics."""
     torch.set_num_threads(1)
     x, labels, op, y = _problem(8, 1)
     clf = load_classifier(tiny_model)

@@ -1,4 +1,5 @@
-"""Acceptance checks 1 and 2 on priors where the answer is known exactly."""
+"""LTDS and the LD-SMC proposal on priors where the answer is known exactly (the linear-Gaussian toy, a flat
+likelihood)."""
 
 import math
 
@@ -37,7 +38,7 @@ def test_chain_marginal_matches_the_sampler(toy):
 
 
 def test_linear_gaussian_posterior_mean_error_falls_with_n(toy):
-    """Check 1: LTDS (twisted proposal, exact 'sum' log-densities) → the exact posterior mean as N grows."""
+    """LTDS (twisted proposal, exact 'sum' log-densities) → the exact posterior mean as N grows."""
     prior, m, v = toy
     g = torch.Generator().manual_seed(0)
     A = torch.eye(D) + 0.3 * torch.randn(D, D, generator=g)
@@ -60,7 +61,7 @@ def test_linear_gaussian_posterior_mean_error_falls_with_n(toy):
 
 @pytest.mark.parametrize("method", ["bootstrap", "ldsmc"])
 def test_flat_likelihood_gives_constant_weights(toy, method):
-    """Check 2: with A = 0 the likelihood is flat; the proposal reduces to the prior, every log-weight is equal
+    """with A = 0 the likelihood is flat; the proposal reduces to the prior, every log-weight is equal
     and ESS = N at every step (LD-SMC's gradients vanish too)."""
     prior, _, _ = toy
     op = MatrixOperator(torch.zeros(3, D))

@@ -5,7 +5,7 @@
 * :mod:`.bases` — KD, DKD, LSKD, MLKD-lite and the total loss α·CE + β·L_base + γ·L_rank.
 * :mod:`.diagnostics` — gradient share per teacher-probability decile (KL vs rank), scale sensitivity.
 * :mod:`.data` — synth100, sklearn digits, ``npy:DIR`` (features, labels, optional teacher logits).
-* :mod:`.train` — teacher/student MLP training and evaluation; :mod:`.experiment` — the base ×
+* :mod:`.train` — teacher/student MLP training and evaluation; :mod:`.run` — the base ×
   rank-on/off × seed table.
 """
 

@@ -86,7 +86,9 @@ class DistillConfig:
     dkd_alpha: float = 1.0
     dkd_beta: float = 8.0
     dkd_warmup: int = 20
-    extra: dict = field(default_factory=dict)
+    # α and β as given (None: the base's default), so that a config made for one base can be re-based
+    fixed_ce_weight: float | None = field(default=None, init=False, repr=False, compare=False)
+    fixed_base_weight: float | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.base not in BASES:
@@ -94,6 +96,7 @@ class DistillConfig:
         if self.rank_form not in FORMS:
             raise ConfigError(f"unknown rank form '{self.rank_form}'; expected one of {', '.join(FORMS)}")
         a, b = DEFAULT_WEIGHTS[self.base]
+        self.fixed_ce_weight, self.fixed_base_weight = self.ce_weight, self.base_weight
         self.ce_weight = a if self.ce_weight is None else float(self.ce_weight)
         self.base_weight = b if self.base_weight is None else float(self.base_weight)
         for name in ("temperature", "rank_k"):
@@ -109,7 +112,8 @@ class DistillConfig:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d.pop("extra")
+        d.pop("fixed_ce_weight")
+        d.pop("fixed_base_weight")
         return d
 
 

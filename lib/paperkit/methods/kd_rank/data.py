@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 
 from paperkit.core.errors import ConfigError, InputError
-from paperkit.core.validate import check_finite
 
 DATA_FILES = ("X_train.npy", "y_train.npy", "X_test.npy", "y_test.npy")
 TEACHER_FILES = ("teacher_train.npy", "teacher_test.npy")
@@ -90,6 +89,7 @@ def _labels(y: np.ndarray, name: str) -> np.ndarray:
 def from_npy_dir(directory: str | os.PathLike) -> DistillData:
     """Features, labels and optional teacher logits from a folder of ``.npy`` files (see module doc)."""
     from paperkit.core.io import read_array
+    from paperkit.core.readers import read_numeric
 
     d = Path(directory)
     if not d.is_dir():
@@ -97,14 +97,9 @@ def from_npy_dir(directory: str | os.PathLike) -> DistillData:
     missing = [f for f in DATA_FILES if not (d / f).is_file()]
     if missing:
         raise InputError(f"{directory}: missing {', '.join(missing)}; expected {', '.join(DATA_FILES)}")
-    arrs = {f: read_array(d / f) for f in DATA_FILES}
-    X_train, X_test = arrs["X_train.npy"], arrs["X_test.npy"]
-    for name, X in (("X_train.npy", X_train), ("X_test.npy", X_test)):
-        if X.ndim != 2 or X.shape[0] == 0:
-            raise InputError(f"{d / name}: shape {X.shape}; expected a non-empty 2-D array (samples × features)")
-        if not np.issubdtype(X.dtype, np.number):
-            raise InputError(f"{d / name}: dtype {X.dtype}; expected numbers")
-        check_finite(X, "features", str(d / name))
+    # float32 is what training computes in: values it cannot hold (or square) are refused here, not NaN later
+    arrs = {f: read_array(d / f) for f in DATA_FILES if f.startswith("y_")}
+    X_train, X_test = (read_numeric(d / f, "features", ndim=2, dtype=np.float32) for f in ("X_train.npy", "X_test.npy"))
     if X_train.shape[1] != X_test.shape[1]:
         raise InputError(f"{directory}: X_train has {X_train.shape[1]} features but X_test {X_test.shape[1]}")
     y_train = _labels(arrs["y_train.npy"], str(d / "y_train.npy"))
@@ -118,11 +113,10 @@ def from_npy_dir(directory: str | os.PathLike) -> DistillData:
     if len(teacher) == 1:
         raise InputError(f"{directory}: has {teacher[0].name} but not its pair; expected both {' and '.join(TEACHER_FILES)}")
     if teacher:
-        t_train, t_test = read_array(teacher[0]), read_array(teacher[1])
+        t_train, t_test = (read_numeric(p, "teacher logits", ndim=2, dtype=np.float32) for p in teacher)
         for path, t, X in ((teacher[0], t_train, X_train), (teacher[1], t_test, X_test)):
-            if t.ndim != 2 or t.shape[0] != len(X):
+            if t.shape[0] != len(X):
                 raise InputError(f"{path}: shape {t.shape}; expected ({len(X)}, classes) to match the features")
-            check_finite(t, "teacher logits", str(path))
         if t_train.shape[1] != t_test.shape[1]:
             raise InputError(f"{directory}: teacher logits have {t_train.shape[1]} and {t_test.shape[1]} classes")
         if t_train.shape[1] < C:

@@ -48,13 +48,14 @@ def _per_sample_grads(loss_fn, student: torch.Tensor) -> torch.Tensor:
 
 
 def loss_gradients(teacher: np.ndarray, student: np.ndarray, *, temperature: float = 4.0, k: float = 1.0,
-                   form: str = "tanh", standardize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                   form: str = "tanh", standardize: bool = True, device: object = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Per-sample gradients of T²·KL and of L_rank w.r.t. the raw student logits, both (N, C)."""
-    t = torch.as_tensor(teacher, dtype=torch.float64)
-    s = torch.as_tensor(student, dtype=torch.float64)
+    t = torch.as_tensor(teacher, dtype=torch.float64, device=device)
+    s = torch.as_tensor(student, dtype=torch.float64, device=device)
     g_kl = _per_sample_grads(lambda x: kd_loss(x, t, temperature), s)
     g_rank = _per_sample_grads(lambda x: kendall_rank_loss(x, t, form=form, k=k, standardize_logits=standardize), s)
-    return g_kl.numpy(), g_rank.numpy()
+    return g_kl.cpu().numpy(), g_rank.cpu().numpy()
 
 
 def decile_shares(grad: np.ndarray, teacher: np.ndarray, n_bins: int = 10) -> np.ndarray:
@@ -94,25 +95,27 @@ class GradientShare:
 
 
 def gradient_share(teacher: np.ndarray, student: np.ndarray, *, temperature: float = 4.0, k: float = 1.0,
-                   form: str = "tanh", standardize: bool = True, n_bins: int = 10) -> GradientShare:
+                   form: str = "tanh", standardize: bool = True, n_bins: int = 10, device: object = None
+                   ) -> GradientShare:
     t, s = check_logit_pair(teacher, student)
-    g_kl, g_rank = loss_gradients(t, s, temperature=temperature, k=k, form=form, standardize=standardize)
+    g_kl, g_rank = loss_gradients(t, s, temperature=temperature, k=k, form=form, standardize=standardize,
+                                  device=device)
     return GradientShare(np.arange(n_bins), decile_shares(g_kl, t, n_bins), decile_shares(g_rank, t, n_bins),
                          low_half_share(g_kl, t), low_half_share(g_rank, t))
 
 
 def scale_sensitivity(teacher: np.ndarray, student: np.ndarray, scales: Sequence[float] = (0.5, 2.0), *,
-                      temperature: float = 4.0, k: float = 1.0, form: str = "tanh", standardize: bool = True
-                      ) -> list[dict]:
+                      temperature: float = 4.0, k: float = 1.0, form: str = "tanh", standardize: bool = True,
+                      device: object = None) -> list[dict]:
     """KL(T) and L_rank at student·scale, and their relative change from scale 1."""
     t, s = check_logit_pair(teacher, student)
     for c in scales:
         if not (c > 0 and np.isfinite(c)):
             raise ConfigError(f"scale {c!r} is invalid; expected finite numbers > 0")
-    tt = torch.as_tensor(t)
+    tt = torch.as_tensor(t, device=device)
 
     def losses(c: float) -> tuple[float, float]:
-        x = torch.as_tensor(s * c)
+        x = torch.as_tensor(s * c, device=device)
         with torch.no_grad():
             return (float(kd_loss(x, tt, temperature)),
                     float(kendall_rank_loss(x, tt, form=form, k=k, standardize_logits=standardize)))

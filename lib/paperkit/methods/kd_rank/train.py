@@ -12,12 +12,13 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from paperkit.core.errors import ConfigError, InputError
+from paperkit.core.errors import ConfigError, ConvergenceError, InputError
 from paperkit.methods.kd_rank.bases import DistillConfig, distill_loss
 from paperkit.methods.kd_rank.data import DistillData
 from paperkit.methods.kd_rank.rank_loss import kendall_rank_loss, kendall_tau
@@ -53,7 +54,9 @@ def parse_hidden(text: str | Sequence[int]) -> tuple[int, ...]:
 
 @dataclass
 class TrainSettings:
-    epochs: int = 30
+    """Optimiser settings of one training run (the commands fill them from their settings dataclass)."""
+
+    epochs: int = 20
     lr: float = 3e-3
     batch_size: int = 128
     weight_decay: float = 5e-4
@@ -79,10 +82,18 @@ def _optimizer(model: torch.nn.Module, s: TrainSettings, steps: int):
 @torch.no_grad()
 def predict_logits(model: torch.nn.Module, X: np.ndarray, batch_size: int = 4096) -> np.ndarray:
     model.eval()
+    device = next(model.parameters()).device
     x = torch.as_tensor(X, dtype=torch.float32)
-    out = torch.cat([model(x[i:i + batch_size]) for i in range(0, len(x), batch_size)])
+    out = torch.cat([model(x[i:i + batch_size].to(device)).cpu() for i in range(0, len(x), batch_size)])
     model.train()
     return out.numpy()
+
+
+def _check_loss(loss: torch.Tensor, what: str, epoch: int) -> None:
+    """A non-finite training loss stops the run with one line (exit 1) instead of writing NaN results."""
+    if not bool(torch.isfinite(loss)):
+        raise ConvergenceError(f"{what}: the training loss became {float(loss.detach())} in epoch {epoch + 1}; lower --lr, "
+                               "raise --temperature or rescale the features")
 
 
 def topk_accuracy(logits: np.ndarray, y: np.ndarray, k: int) -> float:
@@ -114,30 +125,34 @@ class Teacher:
 
     def checkpoint(self) -> dict:
         return {"kind": "paperkit.kd_rank.teacher", "hidden": list(self.hidden), "n_features": self.n_features,
-                "n_classes": self.n_classes, "state_dict": self.model.state_dict()}
+                "n_classes": self.n_classes,
+                "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()}}
 
 
 def train_teacher(data: DistillData, *, hidden: Sequence[int] = (512, 512), settings: TrainSettings | None = None,
-                  seed: int = 0, on_epoch: Callable[[int], None] | None = None) -> Teacher:
-    """Cross-entropy training of the teacher MLP."""
+                  seed: int = 0, on_epoch: Callable[[int], None] | None = None, device: Any = None) -> Teacher:
+    """Cross-entropy training of the teacher MLP (initialised on the CPU, so a seed gives the same start
+    on every device)."""
     s = settings or TrainSettings()
     torch.manual_seed(seed)
-    model = make_mlp(data.n_features, hidden, data.n_classes)
+    model = make_mlp(data.n_features, hidden, data.n_classes).to(device)
     gen = torch.Generator().manual_seed(seed)
-    X, y = torch.as_tensor(data.X_train), torch.as_tensor(data.y_train)
+    X, y = torch.as_tensor(data.X_train, device=device), torch.as_tensor(data.y_train, device=device)
     steps = s.epochs * math.ceil(len(X) / s.batch_size)
     opt, sched = _optimizer(model, s, steps)
     t0 = time.perf_counter()
     for epoch in range(s.epochs):
         for idx in _batches(len(X), s.batch_size, gen):
+            idx = idx.to(X.device)
             loss = F.cross_entropy(model(X[idx]), y[idx])
+            _check_loss(loss, "teacher", epoch)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             sched.step()
         if on_epoch:
             on_epoch(epoch)
-    return Teacher(model, tuple(hidden), data.n_features, data.n_classes, time.perf_counter() - t0)
+    return Teacher(model.cpu(), tuple(hidden), data.n_features, data.n_classes, time.perf_counter() - t0)
 
 
 def load_teacher(state: dict, data: DistillData, source: str = "teacher") -> Teacher:
@@ -175,7 +190,7 @@ class StudentRun:
 def train_student(data: DistillData, teacher_train_logits: np.ndarray, cfg: DistillConfig, *,
                   hidden: Sequence[int] = (32,), settings: TrainSettings | None = None, seed: int = 0,
                   teacher_test_logits: np.ndarray | None = None, log_rank: bool = False,
-                  on_epoch: Callable[[int], None] | None = None) -> StudentRun:
+                  on_epoch: Callable[[int], None] | None = None, device: Any = None) -> StudentRun:
     """Train a student on α·CE + β·L_base + γ·L_rank against fixed teacher logits.
 
     The seed fixes the initial weights and the batch order, and nothing else draws random numbers, so
@@ -186,10 +201,10 @@ def train_student(data: DistillData, teacher_train_logits: np.ndarray, cfg: Dist
         raise InputError(f"teacher logits have shape {teacher_train_logits.shape}; expected "
                          f"({len(data.X_train)}, {data.n_classes})")
     torch.manual_seed(seed)
-    model = make_mlp(data.n_features, hidden, data.n_classes)
+    model = make_mlp(data.n_features, hidden, data.n_classes).to(device)
     gen = torch.Generator().manual_seed(seed)
-    X, y = torch.as_tensor(data.X_train), torch.as_tensor(data.y_train)
-    T = torch.as_tensor(teacher_train_logits, dtype=torch.float32)
+    X, y = torch.as_tensor(data.X_train, device=device), torch.as_tensor(data.y_train, device=device)
+    T = torch.as_tensor(teacher_train_logits, dtype=torch.float32, device=device)
     steps = s.epochs * math.ceil(len(X) / s.batch_size)
     opt, sched = _optimizer(model, s, steps)
     curves = []
@@ -198,7 +213,9 @@ def train_student(data: DistillData, teacher_train_logits: np.ndarray, cfg: Dist
         sums: dict[str, float] = {}
         batches = _batches(len(X), s.batch_size, gen)
         for idx in batches:
+            idx = idx.to(X.device)
             loss, terms = distill_loss(cfg, model(X[idx]), T[idx], y[idx], epoch, log_rank=log_rank)
+            _check_loss(loss, f"student (seed {seed}, base {cfg.base})", epoch)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()

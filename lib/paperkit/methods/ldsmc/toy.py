@@ -1,4 +1,4 @@
-"""The linear-Gaussian toy of acceptance check 1: a prior where every posterior is known exactly.
+"""The linear-Gaussian toy: a prior where every posterior is known exactly.
 
 Data z_0 ~ N(m, diag(s²)) in d dimensions, the identity as decoder/encoder and the analytic noise
 prediction ε(z_t, t) = E[ε | z_t] = √(1−ᾱ)(z_t − √ᾱ m)/(ᾱ s² + 1 − ᾱ). Every DDIM(η = 1) step is then

@@ -64,20 +64,22 @@ def _loop(params: dict[str, Any], state: dict[str, Any] | None, iters: int, step
 
 def train_vae(images: np.ndarray, *, iters: int = 1500, batch: int = 128, lr: float = 2e-3, kl_weight: float = 1e-3,
               width: int = 32, latent_channels: int = 2, seed: int = 0, state: dict | None = None,
-              on_step: Callable | None = None, save: Callable | None = None, save_every: int = 250
-              ) -> tuple[ConvVAE, list[dict]]:
-    """Fit :class:`ConvVAE` to (n, C, H, W) images in [−1, 1]; returns the model and its loss log."""
-    x = _check_images(images)
+              on_step: Callable | None = None, save: Callable | None = None, save_every: int = 250,
+              device: Any = None) -> tuple[ConvVAE, list[dict]]:
+    """Fit :class:`ConvVAE` to (n, C, H, W) images in [−1, 1]; returns the model (on the CPU) and its loss log.
+
+    ``device`` is where the steps run; the batches and noise are drawn on the CPU from ``seed`` either way."""
+    x = _check_images(images).to(device)
     torch.manual_seed(seed)
-    vae = ConvVAE(x.shape[1], latent_channels, width, x.shape[-1])
+    vae = ConvVAE(x.shape[1], latent_channels, width, x.shape[-1]).to(device)
     opt = torch.optim.Adam(vae.parameters(), lr=lr)
     sched_gamma = 0.1 ** (1.0 / max(iters, 1))  # lr decays ×0.1 over the run
 
     def step(gen: torch.Generator) -> float:
         idx = torch.randint(0, len(x), (min(batch, len(x)),), generator=gen)
-        xb = x[idx]
+        xb = x[idx.to(x.device)]
         mean, logvar = vae.encode_stats(xb)
-        z = mean + torch.randn(mean.shape, generator=gen) * torch.exp(0.5 * logvar)
+        z = mean + torch.randn(mean.shape, generator=gen).to(mean.device) * torch.exp(0.5 * logvar)
         rec = vae.decode(z)
         kl = 0.5 * (mean**2 + logvar.exp() - 1 - logvar).sum(dim=(1, 2, 3)).mean()
         loss = F.mse_loss(rec, xb, reduction="none").sum(dim=(1, 2, 3)).mean() + kl_weight * kl
@@ -90,7 +92,7 @@ def train_vae(images: np.ndarray, *, iters: int = 1500, batch: int = 128, lr: fl
 
     params = {"iters": iters, "batch": batch, "lr": lr, "kl_weight": kl_weight}
     log = _loop(params, state, iters, step, [vae], opt, seed, on_step, save, save_every)
-    vae.eval()
+    vae.cpu().eval()
     return vae, log
 
 
@@ -110,21 +112,21 @@ def reconstruction_rmse(vae: ConvVAE, images: np.ndarray) -> float:
 def train_ldm(latents: torch.Tensor, *, T: int = 200, beta_start: float = 1e-4, beta_end: float = 0.02,
               iters: int = 4000, batch: int = 256, lr: float = 1e-3, width: int = 256, depth: int = 3, seed: int = 0,
               state: dict | None = None, on_step: Callable | None = None, save: Callable | None = None,
-              save_every: int = 500) -> tuple[EpsMLP, Schedule, list[dict]]:
+              save_every: int = 500, device: Any = None) -> tuple[EpsMLP, Schedule, list[dict]]:
     """Fit ε_θ on standardised latents (n, *latent_shape) with the DDPM loss ‖ε − ε_θ(√ᾱ z + √(1−ᾱ) ε, t)‖²."""
-    z0 = torch.as_tensor(latents, dtype=torch.float32)
+    z0 = torch.as_tensor(latents, dtype=torch.float32).to(device)
     sched = Schedule(T, beta_start, beta_end)
-    abar = sched.alphas_bar.float()
+    abar = sched.alphas_bar.float().to(z0.device)
     torch.manual_seed(seed + 1)
-    model = EpsMLP(tuple(z0.shape[1:]), width=width, depth=depth)
+    model = EpsMLP(tuple(z0.shape[1:]), width=width, depth=depth).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     sched_gamma = 0.05 ** (1.0 / max(iters, 1))
 
     def step(gen: torch.Generator) -> float:
         idx = torch.randint(0, len(z0), (min(batch, len(z0)),), generator=gen)
-        zb = z0[idx]
-        t = torch.randint(0, T, (len(zb),), generator=gen)
-        eps = torch.randn(zb.shape, generator=gen)
+        zb = z0[idx.to(z0.device)]
+        t = torch.randint(0, T, (len(zb),), generator=gen).to(z0.device)
+        eps = torch.randn(zb.shape, generator=gen).to(z0.device)
         a = abar[t].view(-1, *([1] * (zb.dim() - 1)))
         loss = F.mse_loss(model(a.sqrt() * zb + (1 - a).sqrt() * eps, t), eps)
         opt.zero_grad()
@@ -136,7 +138,7 @@ def train_ldm(latents: torch.Tensor, *, T: int = 200, beta_start: float = 1e-4, 
 
     params = {"T": T, "iters": iters, "batch": batch, "lr": lr}
     log = _loop(params, state, iters, step, [model], opt, seed, on_step, save, save_every)
-    model.eval()
+    model.cpu().eval()
     return model, sched, log
 
 
