@@ -98,6 +98,11 @@ def _one_line_error(r, code, *needles):
     (["--clients", "5000"], 3, "5000 clients"),
     (["--task", "jsonl:nope.jsonl"], 3, "no such file"),
     (["--blocks", "0"], 2, "--blocks"),
+    (["--dirichlet", "nan"], 2, "--dirichlet"),
+    (["--lr", "nan"], 2, "--lr"),
+    (["--lr", "1e300"], 2, "lr = 1e+300"),
+    (["--server-lr", "inf"], 2, "--server-lr"),
+    (["--k", "100000"], 2, "exceeds the number of trainable parameters (2410)"),
 ])
 def test_bad_input_one_line(pk, tmp_path, args, code, needle):
     r = pk("ferret-train", *FAST, *args, "--run-dir", tmp_path / "bad")
@@ -135,3 +140,73 @@ def test_recon_command(pk, tmp_path):
 
 def test_client_partition_out_of_range(pk):
     _one_line_error(pk("ferret-client", "--clients", "2", "--partition-id", "2"), 2, "--partition-id")
+
+
+def test_non_utf8_jsonl_names_file_and_line(pk, tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(b'{"instruction": "a", "output": "b"}\n{"instruction": "\xff\xfe", "output": "b"}\n')
+    _one_line_error(pk("ferret-train", "--task", f"jsonl:{data}", "--run-dir", tmp_path / "x"), 3,
+                    "d.jsonl: line 2", "UTF-8")
+
+
+def test_overflowing_model_is_a_known_error(pk, tmp_path):
+    r = pk("ferret-train", *FAST, "--algo", "fedavg", "--lr", "1e30", "--run-dir", tmp_path / "o")
+    _one_line_error(r, 1, "non-finite weights", "--lr")
+
+
+def test_recon_refuses_what_cannot_fit_and_nan_options(pk, tmp_path):
+    r = pk("ferret-recon", "--d", str(10**11), "--run-dir", tmp_path / "big")
+    _one_line_error(r, 1, "--d 100000000000 needs about 6.4 TB")
+    assert not (tmp_path / "big").exists()
+    r = pk("ferret-recon", "--d", "100", "--k", "10", "--zo-eps", "nan", "--run-dir", tmp_path / "nan")
+    _one_line_error(r, 2, "--zo-eps")
+    assert r.stdout == ""
+
+
+def test_checkpoint_holds_no_seconds_and_same_seed_same_bytes(pk, tmp_path):
+    for name in ("a", "b"):
+        assert pk("ferret-train", *FAST, "--run-dir", tmp_path / name).exit_code == 0
+    ckpt = torch.load(tmp_path / "a" / "checkpoints" / "state.pt", weights_only=True)
+    rows = json.loads(ckpt["rows"])
+    assert len(rows) == 3 and not any(k.endswith("_s") for r in rows for k in r)
+    assert (tmp_path / "a" / "checkpoints" / "state.pt").read_bytes() == \
+        (tmp_path / "b" / "checkpoints" / "state.pt").read_bytes()
+    assert list(read_table(tmp_path / "a" / "timing.csv").column("round")) == [1, 2, 3]
+
+
+def test_sigint_while_writing_a_checkpoint_exits_130_with_a_whole_checkpoint(pk, tmp_path, monkeypatch):
+    """SIGINT delivered inside torch.save's write callback (torch turns a KeyboardInterrupt raised there into
+    RuntimeError 'unexpected pos', which exited 70): it must stop the run with 130, after the write."""
+    import os
+    import signal
+
+    real_save = torch.save
+    calls = {"n": 0}
+
+    class Interrupting:
+        def __init__(self, f):
+            self.f, self.writes = f, 0
+
+        def write(self, b):
+            self.writes += 1
+            if self.writes == 2:
+                os.kill(os.getpid(), signal.SIGINT)
+                sum(range(10))  # give the handler a bytecode boundary inside the callback
+            return self.f.write(b)
+
+        def flush(self):
+            return self.f.flush()
+
+    def save(obj, f, *a, **kw):
+        calls["n"] += 1
+        return real_save(obj, Interrupting(f) if calls["n"] == 2 else f, *a, **kw)
+
+    monkeypatch.setattr(torch, "save", save)
+    d = tmp_path / "run"
+    r = pk("ferret-train", *FAST, "--run-dir", d)
+    assert r.exit_code == 130, r.stderr
+    assert "interrupted" in r.stderr and "unexpected" not in r.stderr
+    ckpt = torch.load(d / "checkpoints" / "state.pt", weights_only=True)  # whole, from round 2
+    assert ckpt["state"]["round"] == 2
+    monkeypatch.setattr(torch, "save", real_save)
+    assert pk("ferret-train", *FAST, "--run-dir", d, "--resume").exit_code == 0
