@@ -162,6 +162,7 @@ class Federation:
         self.model = task.make_model().to(self.device)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.dim = sum(p.numel() for p in self.params)
+        self._initial = self.get_vector().clone()
         b = cfg.blocks
         self.blocks = (Blocks.equal(self.dim, int(b)) if str(b).isdigit()
                        else Blocks.from_tensor_sizes([p.numel() for p in self.params], b))
@@ -177,7 +178,8 @@ class Federation:
 
     # -- weights -----------------------------------------------------------------------------------
     def initial_state(self) -> ServerState:
-        return ServerState(self.get_vector().clone())
+        # the weights the model was built with (not its current ones: local training reuses the model)
+        return ServerState(self._initial.clone())
 
     def get_vector(self) -> torch.Tensor:
         return nn.utils.parameters_to_vector(self.params).detach()
