@@ -334,3 +334,16 @@ def test_certs_command_writes_a_usable_set(pk, tmp_path):
     load_ssh_private_key((d / "node-1.key").read_bytes(), None)  # what flower-supernode reads
     assert len(read_public_keys(d / "node_public_keys.csv")) == 2
     _one_line_error(pk("ferret-certs", "--host", "a b", "--run-dir", tmp_path / "bad"), 2, "--host 'a b'")
+
+
+def test_server_on_a_taken_port_is_one_line(pk, tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        r = pk("ferret-server", "--insecure", "--listen", f"127.0.0.1:{port}", *SERVER_ALGO,
+               "--run-dir", tmp_path / "s")
+    _one_line_error(r, 1, f"cannot listen on 127.0.0.1:{port}")
+    assert not (tmp_path / "s").exists()

@@ -49,6 +49,7 @@ def serve(*, host, port, tls, auth_keys, min_clients, wait_timeout, round_timeou
     task = {"task": f"jsonl:{inputs[0]}" if inputs else kw["task"],
             "model_dir": os.path.abspath(kw["model_dir"]) if kw["model_dir"] else None, "clients": kw["clients"],
             "dirichlet": None if kw["iid"] else kw["dirichlet"], "d_model": kw["d_model"], "layers": kw["n_layers"]}
+    deploy.check_can_listen(host, port)  # a taken port: one error line, and no run dir left behind
     run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=RESUME_FREE,
                             extra={"data_sha256": data_sha} if data_sha else None)
     settings = run_settings(task=task, fed=cfg, run_dir=run.path, min_clients=min_clients,

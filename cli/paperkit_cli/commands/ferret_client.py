@@ -70,7 +70,9 @@ def cli(server, partition_id, tls_ca, insecure, auth_key, data, model_dir, max_w
     deploy.wait_reachable(host, port, max_wait)
     if not insecure:
         deploy.check_tls(host, port, tls_ca)
-    node_config = {"partition-id": partition_id, "threads": jobs or 1}
+    import os
+
+    node_config = {"partition-id": partition_id, "threads": jobs if jobs > 0 else (os.cpu_count() or 1)}
     if data:
         node_config["data"] = str(Path(data).resolve())
     if model_dir:
@@ -104,14 +106,23 @@ def cli(server, partition_id, tls_ca, insecure, auth_key, data, model_dir, max_w
                 if not quiet:
                     click.echo("ferret-client: the server's run is over", err=True)
                 return
+            if (control / "error").exists():
+                import json
+
+                from paperkit.core.errors import InputError
+
+                entry = json.loads((control / "error").read_text())
+                cls = {2: UsageError, 3: InputError}.get(int(entry.get("exit_code", 1)), PaperkitError)
+                raise cls(f"the server's run refused this node: {entry['error']}")
             if (control / "drop").exists():
                 node.stop(kill=True)
                 raise PaperkitError(f"dropped out in round {(control / 'drop').read_text().strip()} as asked "
                                     "(--drop-round)")
             if not node.alive():
                 tail = " ".join(node.log_tail(200))
-                if "not registered" in tail or "PERMISSION_DENIED" in tail or "UNAUTHENTICATED" in tail \
-                        or "403" in tail or "401" in tail:
+                refused = ("Failed to activate SuperNode", "must be registered", "not registered", "PERMISSION_DENIED",
+                           "UNAUTHENTICATED", "Unauthenticated")
+                if any(word in tail for word in refused):
                     raise PaperkitError(f"the server at {host}:{port} refused this node (SuperNode authentication: "
                                         "is its public key among the server's --auth-keys?)")
                 raise PaperkitError(f"lost the server at {host}:{port} ({node.last_error()})")

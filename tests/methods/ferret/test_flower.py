@@ -2,6 +2,7 @@
 client, server-side resume), a real loopback federation (flower-superlink + flower-supernode, TLS) and
 Flower's simulation engine with 50 virtual clients."""
 
+import json
 import os
 import socket
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from paperkit.core.errors import ConfigError, InputError
 from paperkit.methods import ferret as F
 from paperkit.methods.ferret.flower import decode_rounds, encode_rounds
 
@@ -131,7 +133,6 @@ def test_apps_equal_the_simulation_bit_for_bit(tmp_path):
 def test_a_client_lost_mid_round_does_not_stop_the_run(tmp_path):
     settings = _settings(tmp_path)
     saved = _serve(FakeGrid(3, settings, lose=(1, 2)), settings)
-    import json
 
     rows = json.loads(saved["rows"])
     assert [r["clients"] for r in rows] == [3, 2, 2] and [r["failures"] for r in rows] == [0, 1, 1]
@@ -159,10 +160,15 @@ def test_client_with_other_data_is_left_out(tmp_path):
     data.write_text("".join(f'{{"instruction": "say {i}", "output": "{i}"}}\n' for i in range(20)))
     settings = _settings(tmp_path)
     settings["task"]["task"], settings["data_sha256"] = f"jsonl:{data}", "0" * 64
-    ctx = Context(run_id=1, node_id=3, node_config={"partition-id": 0}, state=RecordDict(), run_config={})
+    ctx = Context(run_id=1, node_id=3, node_config={"partition-id": 0, "control-dir": str(tmp_path)},
+                  state=RecordDict(), run_config={})
     ask = Message(RecordDict({"ask": ConfigRecord({"what": "partition"})}), 3, "query")
-    with pytest.raises(F.InputError if hasattr(F, "InputError") else Exception, match="differs from the server"):
+    with pytest.raises(InputError, match="differs from the server"):
         client_query(ask, ctx, settings)
+    assert json.loads((tmp_path / "error").read_text())["exit_code"] == 3  # ferret-client exits 3 on it
+    ctx.node_config["partition-id"] = 7
+    with pytest.raises(ConfigError, match="the server's run has 3 clients"):
+        client_query(ask, ctx, _settings(tmp_path))
 
 
 # ------------------------------------------------------------------------ Flower's simulation engine
@@ -256,26 +262,30 @@ def test_loopback_tls_federation_equals_the_simulation_and_survives_a_lost_clien
 
 @pytest.mark.slow
 def test_unauthorised_node_is_refused(tmp_path, certs):
-    """SuperNode authentication on, admitting node-0's key only: a node signing with another key is refused."""
+    """SuperNode authentication on, admitting node-0's key only: a node signing with node-1's key is refused;
+    node-0 then joins and the run completes."""
     port = _free_port()
     keys = tmp_path / "one.csv"
     keys.write_text((certs / "node-0.pub").read_text())
-    server = _start(["ferret-server", "--listen", f"127.0.0.1:{port}", "--tls-ca", str(certs / "ca.crt"),
-                     "--tls-cert", str(certs / "server.crt"), "--tls-key", str(certs / "server.key"),
-                     "--auth-keys", str(keys), "--min-clients", "1", "--wait-timeout", "40", *ALGO,
+    tls = ["--tls-ca", str(certs / "ca.crt")]
+    server = _start(["ferret-server", "--listen", f"127.0.0.1:{port}", *tls, "--tls-cert", str(certs / "server.crt"),
+                     "--tls-key", str(certs / "server.key"), "--auth-keys", str(keys), "--min-clients", "1",
+                     "--wait-timeout", "120", "--clients", "1", "--fraction", "1", "--rounds", "1", "--k", "40",
                      "--run-dir", str(tmp_path / "server")])
     try:
         deadline = time.monotonic() + 60
         while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
             assert time.monotonic() < deadline and server.poll() is None
             time.sleep(0.3)
-        intruder = _start(["ferret-client", "--server", f"127.0.0.1:{port}", "--tls-ca", str(certs / "ca.crt"),
-                           "--auth-key", str(certs / "node-1.key"), "--partition-id", "0", "--max-wait", "20"])
+        node = ["ferret-client", "--server", f"127.0.0.1:{port}", *tls, "--partition-id", "0", "--max-wait", "20"]
+        intruder = _start([*node, "--auth-key", str(certs / "node-1.key")])
         _, cerr = intruder.communicate(timeout=120)
         assert intruder.returncode == 1, cerr
         assert "refused this node" in cerr and len(cerr.strip().splitlines()) <= 2, cerr
-        _, serr = _finish([server], timeout=120)[0]
-        assert server.returncode == 1 and "no client joined" in serr, serr
+        member = _start([*node, "--auth-key", str(certs / "node-0.key")])
+        (_, serr), (_, merr) = _finish([server, member], timeout=300)
+        assert server.returncode == 0, serr
+        assert member.returncode == 0, merr
     finally:
         if server.poll() is None:
             server.kill()

@@ -178,9 +178,25 @@ def wait_listening(host: str, port: int, proc: FlowerProcess, timeout: float) ->
 
 
 # ------------------------------------------------------------------------------------- SuperLink
+def check_can_listen(host: str, port: int) -> None:
+    """Bind host:port once, so a taken port or a foreign address is one clear error before Flower starts."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise UsageError(f"--listen: cannot resolve '{host}' ({e.strerror})") from None
+    family, _, _, _, addr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as e:
+            raise PaperkitError(f"cannot listen on {host}:{port} ({e.strerror or e})") from None
+
+
 def start_superlink(host: str, port: int, *, tls: tuple[str, str, str] | None, node_auth: bool,
                     flwr_home: Path, log_path: Path) -> FlowerProcess:
     """``flower-superlink`` on host:port (Fleet, Control and Runtime APIs share it in Flower ≥ 1.40)."""
+    check_can_listen(host, port)
     argv = ["--host", host, "--port", str(port), "--disable-runtime-dependency-installation"]
     if tls is None:
         argv.append("--insecure")

@@ -383,11 +383,17 @@ def client_query(msg: Any, context: Any, fixed: dict[str, Any] | None = None) ->
         if node["control"]:
             Path(node["control"], "done").write_text("done\n")
         return Message(RecordDict({"node": ConfigRecord({"ok": True})}), reply_to=msg)
-    settings = _settings(context, fixed)
-    n = settings["task"]["clients"]
-    if not 0 <= node["partition"] < n:
-        raise ConfigError(f"partition-id {node['partition']} is out of range; expected 0..{n - 1}")
-    _client_federation(settings, node)  # builds the task now: a bad data copy fails here, not in round 1
+    try:
+        settings = _settings(context, fixed)
+        n = settings["task"]["clients"]
+        if not 0 <= node["partition"] < n:
+            raise ConfigError(f"--partition-id {node['partition']} is out of range; the server's run has {n} "
+                              f"clients (0..{n - 1})")
+        _client_federation(settings, node)  # builds the task now: a bad data copy fails here, not in round 1
+    except PaperkitError as e:
+        if node["control"]:  # ferret-client reports it and exits
+            Path(node["control"], "error").write_text(json.dumps({"error": str(e), "exit_code": e.exit_code}))
+        raise
     return Message(RecordDict({"node": ConfigRecord({"partition": node["partition"]})}), reply_to=msg)
 
 
