@@ -10,6 +10,7 @@ from paperkit_cli.commands._ferret_net import (
     HostPort,
     insecure_option,
     max_wait_option,
+    stop_flower_on_sigterm,
     tls_ca_option,
 )
 
@@ -49,6 +50,7 @@ def cli(server, partition_id, tls_ca, insecure, auth_key, data, model_dir, max_w
       $ paperkit ferret-client --server 10.0.0.5:9092 --tls-ca ca.crt --auth-key node-3.key --partition-id 3
       $ paperkit ferret-client --insecure --partition-id 1      # with ferret-server --insecure
     """
+    import contextlib
     import shutil
     import tempfile
     import time
@@ -85,7 +87,10 @@ def cli(server, partition_id, tls_ca, insecure, auth_key, data, model_dir, max_w
     node_config["control-dir"] = str(control)
     quiet = state.settings.get("quiet")
     node = None
-    try:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(stop_flower_on_sigterm())
+        stack.callback(shutil.rmtree, control, ignore_errors=True)
+        stack.callback(lambda: node is not None and node.stop())
         node = deploy.start_supernode(host, port, ca=None if insecure else tls_ca, private_key=auth_key,
                                       node_config=node_config, max_wait=max_wait, flwr_home=control / "home",
                                       log_path=control / "supernode.log")
@@ -127,7 +132,3 @@ def cli(server, partition_id, tls_ca, insecure, auth_key, data, model_dir, max_w
                                         "is its public key among the server's --auth-keys?)")
                 raise PaperkitError(f"lost the server at {host}:{port} ({node.last_error()})")
             time.sleep(0.3)
-    finally:
-        if node is not None:
-            node.stop()
-        shutil.rmtree(control, ignore_errors=True)

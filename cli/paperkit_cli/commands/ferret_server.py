@@ -5,7 +5,13 @@ from __future__ import annotations
 import click
 
 from paperkit_cli import options
-from paperkit_cli.commands._ferret_net import DEFAULT_PORT, HostPort, insecure_option, tls_ca_option
+from paperkit_cli.commands._ferret_net import (
+    DEFAULT_PORT,
+    HostPort,
+    insecure_option,
+    stop_flower_on_sigterm,
+    tls_ca_option,
+)
 from paperkit_cli.commands.ferret_train import algo_options, finite, task_options
 
 
@@ -90,5 +96,7 @@ def cli(listen, tls_ca, tls_cert, tls_key, insecure, auth_keys, min_clients, wai
                          f"{kw['clients']} clients can join")
     from paperkit_cli.commands._ferret_serve import serve
 
-    serve(host=host, port=port, tls=tls, auth_keys=auth_keys, min_clients=min_clients, wait_timeout=wait_timeout,
-          round_timeout=round_timeout, run_dir=run_dir, resume=resume, force=force, seed=seed, device=device, kw=kw)
+    with stop_flower_on_sigterm():
+        serve(host=host, port=port, tls=tls, auth_keys=auth_keys, min_clients=min_clients,
+              wait_timeout=wait_timeout, round_timeout=round_timeout, run_dir=run_dir, resume=resume, force=force,
+              seed=seed, device=device, kw=kw)

@@ -222,10 +222,19 @@ def _finish(procs, timeout):
             out.append(p.communicate(timeout=timeout))
     finally:
         for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.communicate()
+            _stop(p)
     return out
+
+
+def _stop(p):
+    """SIGTERM first: the wrappers then stop the Flower processes they started."""
+    if p.poll() is None:
+        p.terminate()
+        try:
+            p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
 
 
 @pytest.mark.slow
@@ -287,5 +296,22 @@ def test_unauthorised_node_is_refused(tmp_path, certs):
         assert server.returncode == 0, serr
         assert member.returncode == 0, merr
     finally:
-        if server.poll() is None:
-            server.kill()
+        _stop(server)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_superlink_too(tmp_path):
+    port = _free_port()
+    server = _start(["ferret-server", "--insecure", "--listen", f"127.0.0.1:{port}", "--wait-timeout", "120",
+                     *ALGO, "--run-dir", str(tmp_path / "s")])
+    try:
+        deadline = time.monotonic() + 60
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.3)
+        server.terminate()
+        _, err = server.communicate(timeout=60)
+        assert server.returncode == 130 and "interrupted" in err, err
+        assert socket.socket().connect_ex(("127.0.0.1", port)) != 0  # the SuperLink is gone with it
+    finally:
+        _stop(server)

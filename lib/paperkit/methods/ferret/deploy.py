@@ -206,7 +206,11 @@ def start_superlink(host: str, port: int, *, tls: tuple[str, str, str] | None, n
     if node_auth:
         argv.append("--enable-supernode-auth")
     proc = FlowerProcess.start("flower-superlink", argv, env=flower_env(flwr_home), log_path=log_path)
-    wait_listening("127.0.0.1" if host in ("0.0.0.0", "::") else host, port, proc, timeout=60.0)
+    try:
+        wait_listening("127.0.0.1" if host in ("0.0.0.0", "::") else host, port, proc, timeout=60.0)
+    except BaseException:  # an interrupt while it starts must not leave it running
+        proc.stop()
+        raise
     return proc
 
 
