@@ -434,6 +434,35 @@ _paperkit_disempower_sweep_completion_setup() {
 
 _paperkit_disempower_sweep_completion_setup;
 
+_paperkit_ferret_certs_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_FERRET_CERTS_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_ferret_certs_completion_setup() {
+    complete -o nosort -F _paperkit_ferret_certs_completion paperkit-ferret-certs
+}
+
+_paperkit_ferret_certs_completion_setup;
+
 _paperkit_ferret_client_completion() {
     local IFS=$'\n'
     local response

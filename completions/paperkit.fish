@@ -269,6 +269,24 @@ end;
 
 complete --no-files --command paperkit-disempower-sweep --arguments "(_paperkit_disempower_sweep_completion)";
 
+function _paperkit_ferret_certs_completion;
+    set -l response (env _PAPERKIT_FERRET_CERTS_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-certs);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-ferret-certs --arguments "(_paperkit_ferret_certs_completion)";
+
 function _paperkit_ferret_client_completion;
     set -l response (env _PAPERKIT_FERRET_CLIENT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ferret-client);
 

@@ -39,7 +39,7 @@ PAPERS: tuple[Paper, ...] = (
           "Yuchen Guan, Runxi Cheng, Kang Liu, Chun Yuan", "2409.17823", ("kd-rank", "kd-rank-diag")),
     Paper("ferret-train", "Ferret: Federated Full-Parameter Tuning at Scale for Large Language Models",
           "Yao Shu, Wenyang Hu, See-Kiong Ng, Bryan Kian Hsiang Low, Fei Yu", "2409.06277",
-          ("ferret-train", "ferret-recon", "ferret-server", "ferret-client")),
+          ("ferret-train", "ferret-recon", "ferret-server", "ferret-client", "ferret-certs")),
     Paper("cogmath-eval", "CogMath: Assessing LLMs' Authentic Mathematical Ability from a Human Cognitive Perspective",
           "Jiayu Liu, Zhenya Huang, Wei Dai, Cheng Cheng, Jinze Wu, Jing Sha, Song Li, Qi Liu, Shijin Wang, "
           "Enhong Chen", "2506.04481", ("cogmath-generate", "cogmath-eval", "cogmath-report")),

@@ -99,6 +99,11 @@ def _one_line_error(r, code, *needles):
     (["--clients", "5000"], 3, "5000 clients"),
     (["--task", "jsonl:nope.jsonl"], 3, "no such file"),
     (["--blocks", "0"], 2, "--blocks"),
+    (["--dirichlet", "nan"], 2, "--dirichlet"),
+    (["--lr", "nan"], 2, "--lr"),
+    (["--lr", "1e300"], 2, "lr = 1e+300"),
+    (["--server-lr", "inf"], 2, "--server-lr"),
+    (["--k", "100000"], 2, "exceeds the number of trainable parameters (2410)"),
 ])
 def test_bad_input_one_line(pk, tmp_path, args, code, needle):
     r = pk("ferret-train", *FAST, *args, "--run-dir", tmp_path / "bad")
@@ -134,5 +139,212 @@ def test_recon_command(pk, tmp_path):
     _one_line_error(pk("ferret-recon", "--k", "5,x", "--run-dir", tmp_path / "r2"), 2, "--k")
 
 
-def test_client_partition_out_of_range(pk):
-    _one_line_error(pk("ferret-client", "--clients", "2", "--partition-id", "2"), 2, "--partition-id")
+
+
+def test_non_utf8_jsonl_names_file_and_line(pk, tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(b'{"instruction": "a", "output": "b"}\n{"instruction": "\xff\xfe", "output": "b"}\n')
+    _one_line_error(pk("ferret-train", "--task", f"jsonl:{data}", "--run-dir", tmp_path / "x"), 3,
+                    "d.jsonl: line 2", "UTF-8")
+
+
+def test_overflowing_model_is_a_known_error(pk, tmp_path):
+    r = pk("ferret-train", *FAST, "--algo", "fedavg", "--lr", "1e30", "--run-dir", tmp_path / "o")
+    _one_line_error(r, 1, "non-finite weights", "--lr")
+
+
+def test_recon_refuses_what_cannot_fit_and_nan_options(pk, tmp_path):
+    r = pk("ferret-recon", "--d", str(10**11), "--run-dir", tmp_path / "big")
+    _one_line_error(r, 1, "--d 100000000000 needs about 6.4 TB")
+    assert not (tmp_path / "big").exists()
+    r = pk("ferret-recon", "--d", "100", "--k", "10", "--zo-eps", "nan", "--run-dir", tmp_path / "nan")
+    _one_line_error(r, 2, "--zo-eps")
+    assert r.stdout == ""
+
+
+def test_checkpoint_holds_no_seconds_and_same_seed_same_bytes(pk, tmp_path):
+    for name in ("a", "b"):
+        assert pk("ferret-train", *FAST, "--run-dir", tmp_path / name).exit_code == 0
+    ckpt = torch.load(tmp_path / "a" / "checkpoints" / "state.pt", weights_only=True)
+    rows = json.loads(ckpt["rows"])
+    assert len(rows) == 3 and not any(k.endswith("_s") for r in rows for k in r)
+    assert (tmp_path / "a" / "checkpoints" / "state.pt").read_bytes() == \
+        (tmp_path / "b" / "checkpoints" / "state.pt").read_bytes()
+    assert list(read_table(tmp_path / "a" / "timing.csv").column("round")) == [1, 2, 3]
+
+
+def test_sigint_while_writing_a_checkpoint_exits_130_with_a_whole_checkpoint(pk, tmp_path, monkeypatch):
+    """SIGINT delivered inside torch.save's write callback (torch turns a KeyboardInterrupt raised there into
+    RuntimeError 'unexpected pos', which exited 70): it must stop the run with 130, after the write."""
+    import os
+    import signal
+
+    real_save = torch.save
+    calls = {"n": 0}
+
+    class Interrupting:
+        def __init__(self, f):
+            self.f, self.writes = f, 0
+
+        def write(self, b):
+            self.writes += 1
+            if self.writes == 2:
+                os.kill(os.getpid(), signal.SIGINT)
+                sum(range(10))  # give the handler a bytecode boundary inside the callback
+            return self.f.write(b)
+
+        def flush(self):
+            return self.f.flush()
+
+    def save(obj, f, *a, **kw):
+        calls["n"] += 1
+        return real_save(obj, Interrupting(f) if calls["n"] == 2 else f, *a, **kw)
+
+    monkeypatch.setattr(torch, "save", save)
+    d = tmp_path / "run"
+    r = pk("ferret-train", *FAST, "--run-dir", d)
+    assert r.exit_code == 130, r.stderr
+    assert "interrupted" in r.stderr and "unexpected" not in r.stderr
+    ckpt = torch.load(d / "checkpoints" / "state.pt", weights_only=True)  # whole, from round 2
+    assert ckpt["state"]["round"] == 2
+    monkeypatch.setattr(torch, "save", real_save)
+    assert pk("ferret-train", *FAST, "--run-dir", d, "--resume").exit_code == 0
+
+
+# ----------------------------------------------------------------- ferret-server / -client / -certs
+SERVER_ALGO = ["--clients", "2", "--fraction", "1", "--rounds", "1"]
+
+
+@pytest.mark.parametrize("listen", ["nohostport", "127.0.0.1:99999", "127.0.0.1:abc", ":9092"])
+def test_server_bad_listen_is_one_usage_line(pk, tmp_path, listen):
+    r = pk("ferret-server", "--insecure", "--listen", listen, *SERVER_ALGO, "--run-dir", tmp_path / "s")
+    _one_line_error(r, 2, "--listen", "HOST:PORT")
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--insecure", "--min-clients", "5"], "--min-clients 5 is more than --clients 2"),
+    (["--insecure", "--listen", "0.0.0.0:9092"], "binds 127.0.0.1 only"),
+    ([], "TLS is on by default"),
+    (["--insecure", "--auth-keys", "KEYS"], "--auth-keys needs TLS"),
+])
+def test_server_refuses_before_starting_flower(pk, tmp_path, args, needle):
+    keys = tmp_path / "keys.csv"
+    keys.write_text("x\n")
+    import time
+
+    t0 = time.monotonic()
+    r = pk("ferret-server", *[str(keys) if a == "KEYS" else a for a in args], *SERVER_ALGO,
+           "--run-dir", tmp_path / "s")
+    _one_line_error(r, 2, needle)
+    assert time.monotonic() - t0 < 5 and not (tmp_path / "s").exists()
+
+
+def test_client_unknown_host_or_no_server_is_a_known_error(pk, two_cas):
+    _one_line_error(pk("ferret-client", "--tls-ca", two_cas / "a" / "ca.crt", "--server", "nohost:9092",
+                       "--partition-id", "0"), 1, "cannot resolve server host 'nohost'")
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    _one_line_error(pk("ferret-client", "--insecure", "--server", f"127.0.0.1:{port}", "--partition-id", "0",
+                       "--max-wait", "1"), 1, "no ferret-server (Flower SuperLink) reachable")
+    _one_line_error(pk("ferret-client", "--server", "10.1.2.3:9092", "--insecure", "--partition-id", "0"), 2,
+                    "127.0.0.1 only")
+
+
+@pytest.fixture(scope="module")
+def two_cas(tmp_path_factory):
+    from paperkit.methods.ferret.certs import write_certificates
+
+    root = tmp_path_factory.mktemp("cas")
+    write_certificates(root / "a", hosts=["fl.example.org", "10.0.0.5"], nodes=2)
+    write_certificates(root / "b")
+    return root
+
+
+@pytest.fixture
+def tls_server(two_cas):
+    """A bare TLS listener on 127.0.0.1 with CA a's server certificate (handshakes only)."""
+    import socket
+    import ssl
+    import threading
+
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(two_cas / "a" / "server.crt", two_cas / "a" / "server.key")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    sock.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                continue
+            try:
+                with ctx.wrap_socket(conn, server_side=True):
+                    pass
+            except (ssl.SSLError, OSError):
+                pass
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield sock.getsockname()[1]
+    stop.set()
+    t.join(2)
+    sock.close()
+
+
+def test_client_without_the_servers_ca_is_refused(pk, two_cas, tls_server):
+    from paperkit.methods.ferret.deploy import check_tls
+
+    check_tls("127.0.0.1", tls_server, str(two_cas / "a" / "ca.crt"))  # the right CA: handshake verifies
+    r = pk("ferret-client", "--server", f"127.0.0.1:{tls_server}", "--tls-ca", two_cas / "b" / "ca.crt",
+           "--partition-id", "0", "--max-wait", "5")
+    _one_line_error(r, 1, "is not trusted by ca.crt", "unable to get local issuer certificate")
+    _one_line_error(pk("ferret-client", "--server", f"127.0.0.1:{tls_server}", "--partition-id", "0"), 2,
+                    "TLS is on by default")
+
+
+def test_certs_command_writes_a_usable_set(pk, tmp_path):
+    import ssl
+    import stat
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import load_ssh_private_key
+
+    from paperkit.methods.ferret.certs import read_public_keys
+
+    d = tmp_path / "c"
+    r = pk("ferret-certs", "--host", "fl.example.org", "--host", "10.0.0.5", "--nodes", "2", "--run-dir", d)
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["san"] == ["127.0.0.1", "localhost", "fl.example.org", "10.0.0.5"]
+    cert = x509.load_pem_x509_certificate((d / "server.crt").read_bytes())
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert set(san.get_values_for_type(x509.DNSName)) == {"localhost", "fl.example.org"}
+    ca = x509.load_pem_x509_certificate((d / "ca.crt").read_bytes())
+    cert.verify_directly_issued_by(ca)
+    ssl.create_default_context(cafile=str(d / "ca.crt"))  # loads as a trust anchor
+    for key in ("ca.key", "server.key", "node-0.key", "node-1.key"):
+        assert stat.S_IMODE((d / key).stat().st_mode) == 0o600, key
+    load_ssh_private_key((d / "node-1.key").read_bytes(), None)  # what flower-supernode reads
+    assert len(read_public_keys(d / "node_public_keys.csv")) == 2
+    _one_line_error(pk("ferret-certs", "--host", "a b", "--run-dir", tmp_path / "bad"), 2, "--host 'a b'")
+
+
+def test_server_on_a_taken_port_is_one_line(pk, tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        r = pk("ferret-server", "--insecure", "--listen", f"127.0.0.1:{port}", *SERVER_ALGO,
+               "--run-dir", tmp_path / "s")
+    _one_line_error(r, 1, f"cannot listen on 127.0.0.1:{port}")
+    assert not (tmp_path / "s").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from paperkit_cli import options
+from paperkit_cli.commands.ferret_train import finite
 
 
 @options.command("ferret-recon", short_help="Reconstruction study: cosine/relative error vs K, Ferret vs ZO.")
@@ -18,7 +19,7 @@ from paperkit_cli import options
 @click.option("--trials", type=click.IntRange(min=1), default=5, show_default=True, help="Seeds per K.")
 @click.option("--steps", "-T", type=click.IntRange(min=1), default=1, show_default=True,
               help="Local gradient steps making the update (ZO pays its finite-difference error per step).")
-@click.option("--zo-eps", type=click.FloatRange(min=0.0, min_open=True), default=1e-3, show_default=True,
+@click.option("--zo-eps", type=finite(min=0.0, min_open=True), default=1e-3, show_default=True,
               help="Finite-difference step of the zeroth-order reconstruction.")
 @click.option("--no-zo", is_flag=True, help="Only Ferret (the zeroth-order one is slow for large d·K).")
 @options.seed_option
@@ -48,7 +49,7 @@ def cli(d, ks, n_blocks, alloc, trials, steps, zo_eps, no_zo, seed, jobs, run_di
     from paperkit.core import plots, tables
     from paperkit.core.errors import ConfigError
     from paperkit.methods.ferret.plots import recon_figure
-    from paperkit.methods.ferret.recon import recon_study
+    from paperkit.methods.ferret.recon import check_memory, recon_study
     from paperkit_cli import runtime
 
     try:
@@ -57,6 +58,9 @@ def cli(d, ks, n_blocks, alloc, trials, steps, zo_eps, no_zo, seed, jobs, run_di
         raise ConfigError(f"--k '{ks}' is not a comma-separated list of integers") from None
     if not k_list or min(k_list) < 1:
         raise ConfigError(f"--k '{ks}': every K must be a positive integer")
+    if n_blocks > d:
+        raise ConfigError(f"--blocks {n_blocks} is out of range; expected 1..{d}")
+    check_memory(d, n_blocks)  # refuse before allocating (or making the run dir)
     run = runtime.start_run(run_dir, force=force)
     rows = recon_study(d, k_list, trials=trials, n_blocks=n_blocks, alloc=alloc, zo=not no_zo, zo_eps=zo_eps,
                        steps=steps, seed=seed)

@@ -1,21 +1,39 @@
-"""``paperkit ferret-server``: the Flower server of a real federated Ferret run (clients: ferret-client)."""
+"""``paperkit ferret-server``: a Flower SuperLink running the ferret ServerApp (clients: ferret-client)."""
 
 from __future__ import annotations
 
 import click
 
 from paperkit_cli import options
-from paperkit_cli.commands.ferret_train import algo_options, task_options
+from paperkit_cli.commands._ferret_net import (
+    DEFAULT_PORT,
+    HostPort,
+    insecure_option,
+    stop_flower_on_sigterm,
+    tls_ca_option,
+)
+from paperkit_cli.commands.ferret_train import algo_options, finite, task_options
 
 
-@options.command("ferret-server", short_help="Serve Ferret (or a baseline) rounds to Flower clients over gRPC.")
-@click.option("--address", default="0.0.0.0:8080", show_default=True, metavar="HOST:PORT",
-              help="Where the server listens.")
+@options.command("ferret-server",
+                 short_help="Serve Ferret (or a baseline) rounds on Flower: SuperLink + ServerApp, TLS by default.")
+@click.option("--listen", type=HostPort(), default=f"127.0.0.1:{DEFAULT_PORT}", show_default=True,
+              help="Where the SuperLink listens (its Fleet, Control and Runtime APIs share this port). "
+                   "Use 0.0.0.0:PORT or an interface address to admit other machines.")
+@tls_ca_option
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None, metavar="PEM",
+              help="The server's certificate (its SAN must name the host clients connect to).")
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None, metavar="PEM",
+              help="The server certificate's private key.")
+@insecure_option
+@click.option("--auth-keys", type=click.Path(exists=True, dir_okay=False), default=None, metavar="FILE",
+              help="Turn on SuperNode authentication and admit only these public keys (one OpenSSH EC key per "
+                   "line; ferret-certs --nodes N writes node_public_keys.csv). Needs TLS.")
 @click.option("--min-clients", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Wait for this many clients before the first round.")
-@click.option("--wait-timeout", type=click.FloatRange(min=0.0, min_open=True), default=120.0, show_default=True,
-              help="Seconds to wait for --min-clients (then go on with those connected).")
-@click.option("--round-timeout", type=click.FloatRange(min=0.0, min_open=True), default=600.0, show_default=True,
+              help="Wait for this many clients before the first round (at most --clients).")
+@click.option("--wait-timeout", type=finite(min=0.0, min_open=True), default=120.0, show_default=True,
+              help="Seconds to wait for --min-clients (then go on with those connected, if any).")
+@click.option("--round-timeout", type=finite(min=0.0, min_open=True), default=600.0, show_default=True,
               help="Seconds a round waits for its clients; late or lost ones count as failures.")
 @algo_options
 @task_options
@@ -23,60 +41,62 @@ from paperkit_cli.commands.ferret_train import algo_options, task_options
 @options.jobs_option
 @options.device_option
 @options.run_dir_options
-def cli(address, min_clients, wait_timeout, round_timeout, run_dir, resume, force, seed, jobs, device, **kw):
-    """Run the server side of federated Ferret (or FedAvg/FedZO/FedKSeed) on Flower.
+def cli(listen, tls_ca, tls_cert, tls_key, insecure, auth_keys, min_clients, wait_timeout, round_timeout,
+        run_dir, resume, force, seed, jobs, device, **kw):
+    """Run the server side of federated Ferret (or FedAvg/FedZO/FedKSeed) on Flower's deployment engine.
 
-    Clients are `paperkit ferret-client` processes started with the same task options, each holding
-    one partition (--partition-id). Each round the server samples the same clients as `ferret-train`
-    would with the same seed, sends each the compact messages (seeds and gamma for Ferret) of the rounds
-    it has not replayed yet, and aggregates the messages it gets back: the global model itself never
-    travels, and the run ends at the model the in-process simulation reaches. A client lost mid-round
-    is logged and the round completes with the others. Writes to DIR: history.csv (with failures and
-    measured wire bytes), timing.csv, summary.json, curves.png, model.pt; one JSON line on stdout.
+    Starts `flower-superlink` on --listen, submits the ferret Flower App as a run (its ServerApp
+    runs under the SuperLink) and follows it. Clients are `paperkit ferret-client` processes (one
+    `flower-supernode` each, holding one partition); they get the task and algorithm settings from
+    the run. Each round samples the clients `ferret-train` would sample with the same seed, sends each
+    the compact messages (seeds and gamma for Ferret) of the rounds it has not replayed, and
+    aggregates the replies: the global model never travels, and the run ends at the model the
+    in-process simulation reaches, bit for bit. A client lost mid-round is a logged failure; the round
+    completes with the others. Every round is checkpointed: --resume continues an interrupted run
+    (clients rejoin and replay the history). TLS is on unless --insecure (then 127.0.0.1 only).
+
+    Writes to DIR: history.csv (with failures and wire bytes), timing.csv, summary.json, curves.png,
+    model.pt, flower/app (the Flower App: `flwr run DIR/flower/app` runs it on a SuperLink you
+    manage), flower/superlink.log; one JSON line on stdout.
 
     \b
     Examples:
-      $ paperkit ferret-server --address 0.0.0.0:8080 --clients 2 --fraction 1 --rounds 5 --run-dir runs/fl
-      $ paperkit ferret-client --server 127.0.0.1:8080 --clients 2 --partition-id 0   # on each data holder
+      $ paperkit ferret-certs --run-dir certs
+      $ paperkit ferret-server --tls-ca certs/ca.crt --tls-cert certs/server.crt --tls-key certs/server.key \\
+          --clients 2 --fraction 1 --rounds 5 --run-dir runs/fl
+      $ paperkit ferret-client --tls-ca certs/ca.crt --partition-id 0     # and --partition-id 1
+      $ paperkit ferret-server --insecure --clients 2 --fraction 1 --rounds 3 --run-dir runs/try
     """
-    import json
-
     from paperkit_cli.commands.ferret_train import set_threads
 
     set_threads(jobs)
 
-    from paperkit.core.errors import PaperkitError
-    from paperkit.methods.ferret import Federation
-    from paperkit.methods.ferret.flower import run_server
-    from paperkit_cli import runtime
-    from paperkit_cli.commands.ferret_train import (
-        build_task,
-        fed_config,
-        round_line,
-        task_spec,
-        write_results,
-    )
+    from paperkit.core.errors import UsageError
+    from paperkit.methods.ferret.deploy import is_loopback
 
-    spec_args = (kw["task"], kw["model_dir"], kw["clients"], kw["dirichlet"], kw["iid"], kw["d_model"],
-                 kw["n_layers"])
-    cfg = fed_config(seed=seed, device=device, **kw)
-    if resume:
-        raise PaperkitError("ferret-server cannot --resume: the clients' replicas restart from the seed; "
-                            "start a new run (ferret-train checkpoints and resumes in-process runs)")
-    fed = Federation(build_task(*spec_args, seed), cfg)
-    run = runtime.start_run(run_dir, resume=False, force=force,
-                            resume_free=("address", "min_clients", "wait_timeout", "round_timeout"))
+    host, port = listen
+    if insecure:
+        if not is_loopback(host):
+            raise UsageError(f"--insecure serves plain HTTP and binds 127.0.0.1 only, not '{host}'; give "
+                             "--tls-ca/--tls-cert/--tls-key (paperkit ferret-certs writes a set) to admit other "
+                             "machines")
+        if auth_keys:
+            raise UsageError("--auth-keys needs TLS (Flower refuses SuperNode authentication over plain HTTP); "
+                             "drop --insecure")
+        tls = None
+    else:
+        if not (tls_ca and tls_cert and tls_key):
+            raise UsageError("TLS is on by default: give --tls-ca, --tls-cert and --tls-key (paperkit ferret-certs "
+                             "--run-dir DIR writes a set), or --insecure for a trial on 127.0.0.1")
+        import os
 
-    def on_round(state, row):
-        click.echo(round_line(row) + (f"  ({row['failures']} failed)" if row["failures"] else ""), err=True)
-        run.save_checkpoint("state.pt", {"state": state.to_checkpoint(), "rows": json.dumps([row])})
+        tls = tuple(os.path.abspath(p) for p in (tls_ca, tls_cert, tls_key))
+    if min_clients > kw["clients"]:
+        raise UsageError(f"--min-clients {min_clients} is more than --clients {kw['clients']}; at most "
+                         f"{kw['clients']} clients can join")
+    from paperkit_cli.commands._ferret_serve import serve
 
-    strategy = run_server(fed, address=address, task_spec=task_spec(*spec_args, seed), min_clients=min_clients,
-                          wait_timeout=wait_timeout, round_timeout=round_timeout, on_round=on_round)
-    if not strategy.rows:
-        raise PaperkitError("no round finished (no clients connected?)")
-    summary = write_results(run, fed, strategy.state, strategy.rows,
-                            extra={"failures": sum(r["failures"] for r in strategy.rows)})
-    runtime.write_manifest(run_dir=run.path, seed=seed)
-    options.echo_data(json.dumps({"run_dir": str(run.path), "algo": cfg.algo, "rounds": len(strategy.rows),
-                                  **summary["final"], "failures": summary["failures"]}))
+    with stop_flower_on_sigterm():
+        serve(host=host, port=port, tls=tls, auth_keys=auth_keys, min_clients=min_clients,
+              wait_timeout=wait_timeout, round_timeout=round_timeout, run_dir=run_dir, resume=resume, force=force,
+              seed=seed, device=device, kw=kw)

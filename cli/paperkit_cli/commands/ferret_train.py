@@ -6,6 +6,25 @@ import click
 
 from paperkit_cli import options
 
+
+class FiniteFloat(click.FloatRange):
+    """A float option that refuses NaN and ±inf (click's FloatRange lets NaN through every bound)."""
+
+    name = "float"
+
+    def convert(self, value, param, ctx):
+        import math
+
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return rv
+
+
+def finite(min=None, max=None, min_open=False, max_open=False) -> FiniteFloat:  # noqa: A002 - click's names
+    return FiniteFloat(min=min, max=max, min_open=min_open, max_open=max_open)
+
+
 # Shared by ferret-train, ferret-server and ferret-client: the data and model every party must agree on.
 task_options = options._compose(
     click.option("--task", default="digits", show_default=True, metavar="TASK",
@@ -15,7 +34,7 @@ task_options = options._compose(
                  help="A Hugging Face causal LM saved in a local folder (instruct/JSONL tasks); no downloads."),
     click.option("--clients", type=click.IntRange(min=1), default=20, show_default=True,
                  help="Number of clients (data holders)."),
-    click.option("--dirichlet", type=click.FloatRange(min=0.0, min_open=True), default=0.5, show_default=True,
+    click.option("--dirichlet", type=finite(min=0.0, min_open=True), default=0.5, show_default=True,
                  help="Dirichlet alpha of the label/category skew (digits, JSONL with categories). The instruct "
                       "task splits by task family instead."),
     click.option("--iid", is_flag=True, help="Split the data IID instead of by Dirichlet skew."),
@@ -28,19 +47,19 @@ task_options = options._compose(
 algo_options = options._compose(
     click.option("--algo", type=click.Choice(["ferret", "fedavg", "fedzo", "fedkseed"]), default="ferret",
                  show_default=True, help="Ferret, or a baseline: FedAvg, FedZO, FedKSeed."),
-    click.option("--fraction", type=float, default=0.25, show_default=True,
+    click.option("--fraction", type=finite(), default=0.25, show_default=True,
                  help="Share of clients sampled each round, in (0, 1]."),
     click.option("--rounds", type=click.IntRange(min=1), default=30, show_default=True, help="Communication rounds."),
     click.option("--local-steps", "-T", type=click.IntRange(min=1), default=10, show_default=True,
                  help="Local steps per round (first-order for Ferret/FedAvg, zeroth-order for FedZO/FedKSeed)."),
-    click.option("--lr", type=float, default=0.5, show_default=True, help="Local learning rate eta."),
+    click.option("--lr", type=finite(), default=0.5, show_default=True, help="Local learning rate eta."),
     click.option("--batch-size", type=click.IntRange(min=1), default=32, show_default=True,
                  help="Examples per local step."),
     click.option("--optimizer", type=click.Choice(["sgd", "adam"]), default="sgd", show_default=True,
                  help="Local first-order optimizer (fresh each round)."),
-    click.option("--server-lr", type=float, default=1.0, show_default=True,
+    click.option("--server-lr", type=finite(), default=1.0, show_default=True,
                  help="Server learning rate on the mean update (paper: 10 on NI, 3 on Dolly)."),
-    click.option("--momentum", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0, show_default=True,
+    click.option("--momentum", type=finite(0.0, 1.0, max_open=True), default=0.0, show_default=True,
                  help="Server momentum on the mean update."),
     click.option("--k", "k", type=int, default=100, show_default=True,
                  help="Ferret: total projection coordinates per client per round, split over blocks."),
@@ -48,9 +67,9 @@ algo_options = options._compose(
                  help="Ferret blocks: auto (runs of tensors, as the official code), tensor, or L equal blocks."),
     click.option("--alloc", type=click.Choice(["norm", "uniform", "dim"]), default="norm", show_default=True,
                  help="How K is split over blocks: by update norm, equally, or by block size."),
-    click.option("--clip", type=float, default=None, metavar="NORM",
+    click.option("--clip", type=finite(), default=None, metavar="NORM",
                  help="Clip each client's reconstructed update to this norm (official code: 10)."),
-    click.option("--zo-eps", type=float, default=1e-3, show_default=True,
+    click.option("--zo-eps", type=finite(), default=1e-3, show_default=True,
                  help="Perturbation size of the zeroth-order baselines."),
     click.option("--kseed-pool", type=click.IntRange(min=1), default=4096, show_default=True,
                  help="FedKSeed: number of candidate seeds."),
@@ -92,20 +111,58 @@ def fed_config(**kw):
                      kseed_pool=kw["kseed_pool"], seed=kw["seed"], device=kw.get("device", "cpu")).validate()
 
 
-TIMING_KEYS = ("local_s", "proj_s", "aggr_s", "wall_s")
+def save_round(run, fstate, rows, prev, algo) -> None:
+    """Checkpoint after a round: deterministic state in checkpoints/state.pt, seconds in timing.csv.
+
+    Written with SIGINT held back (see ``ferret.checkpoint.interrupt_safe``): Ctrl-C during the write
+    stops the run right after it, with exit 130 and a whole checkpoint."""
+    import json
+
+    import torch
+
+    from paperkit.core import tables
+    from paperkit.methods.ferret.checkpoint import interrupt_safe, split_timings
+    from paperkit.methods.ferret.flower import encode_rounds
+
+    data, timing = split_timings(rows)
+    header, payload = encode_rounds([(rows[-1]["round"] - 1, prev)], algo) if rows else encode_rounds([], algo)
+    with interrupt_safe():
+        run.save_checkpoint("state.pt", {"state": fstate.to_checkpoint(), "rows": json.dumps(data),
+                                         "prev_header": torch.from_numpy(header),
+                                         "prev_payload": torch.from_numpy(payload)})
+        tables.write_table(run.file("timing.csv"), timing)
+
+
+def load_round(run, fed, algo):
+    """The state, rows (seconds rejoined from timing.csv) and last messages of a checkpointed run."""
+    import json
+
+    from paperkit.core import tables
+    from paperkit.methods.ferret import ServerState
+    from paperkit.methods.ferret.checkpoint import join_timings
+    from paperkit.methods.ferret.flower import decode_rounds
+
+    saved = run.load_checkpoint("state.pt")
+    fstate = ServerState.from_checkpoint(saved["state"], fed.device)
+    rows = json.loads(saved["rows"])
+    if run.file("timing.csv").exists():
+        rows = join_timings(rows, tables.read_table(run.file("timing.csv")).records())
+    decoded = decode_rounds([saved["prev_header"].numpy(), saved["prev_payload"].numpy()], algo)
+    return fstate, rows, (decoded[0][1] if decoded else [])
 
 
 def write_results(run, fed, state, rows, *, extra: dict | None = None) -> dict:
     """history.csv (deterministic), timing.csv (seconds), summary.json, curves.png, model.pt."""
     from paperkit.core import io, plots, tables
     from paperkit.methods.ferret import add_cumulative
+    from paperkit.methods.ferret.checkpoint import split_timings
     from paperkit.methods.ferret.plots import curves_figure
 
     rows = add_cumulative(rows)
     # seconds vary from run to run; they live apart so the same seed gives the same history bytes
-    tables.write_table(run.file("history.csv"), [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows])
-    tables.write_table(run.file("timing.csv"), [{"round": r["round"], **{k: r[k] for k in TIMING_KEYS if k in r}}
-                                            for r in rows])
+    data, timing = split_timings(rows)
+    tables.write_table(run.file("history.csv"), data)
+    tables.write_table(run.file("timing.csv"), timing)
     final = fed.final_metrics(state.weights)
     last = rows[-1]
     per_round = sum(r["uplink_floats"] for r in rows) / len(rows)
@@ -118,6 +175,8 @@ def write_results(run, fed, state, rows, *, extra: dict | None = None) -> dict:
     io.write_json(run.file("summary.json"), summary)
     io.save_torch(run.file("model.pt"), {"weights": state.weights.cpu(), "round": state.round})
     plots.save_figure(curves_figure(rows, title=f"{fed.cfg.algo} on {fed.task.name}"), run.file("curves.png"))
+    from paperkit.methods.ferret.checkpoint import TIMING_KEYS
+
     summary["seconds"] = {k: sum(r.get(k, 0.0) for r in rows) for k in TIMING_KEYS}
     return summary
 
@@ -156,12 +215,9 @@ def cli(run_dir, resume, force, seed, jobs, device, **kw):
 
     set_threads(jobs)
 
-    import torch
-
     from paperkit.core.errors import PaperkitError
     from paperkit.core.progress import progress
-    from paperkit.methods.ferret import Federation, ServerState
-    from paperkit.methods.ferret.flower import decode_rounds, encode_rounds
+    from paperkit.methods.ferret import Federation
     from paperkit_cli import runtime, state
 
     spec_args = (kw["task"], kw["model_dir"], kw["clients"], kw["dirichlet"], kw["iid"], kw["d_model"],
@@ -176,23 +232,15 @@ def cli(run_dir, resume, force, seed, jobs, device, **kw):
 
     run = runtime.start_run(run_dir, resume=resume, force=force,
                             extra={"data_sha256": sha256_file(inputs[0])} if inputs else None)
-    ckpt = "state.pt"
     fstate, rows, prev = fed.initial_state(), [], []
-    if run.resumed and run.has_checkpoint(ckpt):
-        saved = run.load_checkpoint(ckpt)
-        fstate = ServerState.from_checkpoint(saved["state"], fed.device)
-        rows = json.loads(saved["rows"])
-        decoded = decode_rounds([saved["prev_header"].numpy(), saved["prev_payload"].numpy()], cfg.algo)
-        prev = decoded[0][1] if decoded else []
+    if run.resumed and run.has_checkpoint("state.pt"):
+        fstate, rows, prev = load_round(run, fed, cfg.algo)
     quiet = state.settings.get("quiet")
     with progress(total=cfg.rounds, initial=fstate.round, desc=f"ferret-train {cfg.algo}", unit="round") as bar:
         while fstate.round < cfg.rounds:
             fstate, row, prev = fed.run_round(fstate, prev)
             rows.append(row)
-            header, payload = encode_rounds([(row["round"] - 1, prev)], cfg.algo)
-            run.save_checkpoint(ckpt, {"state": fstate.to_checkpoint(), "rows": json.dumps(rows),
-                                       "prev_header": torch.from_numpy(header),
-                                       "prev_payload": torch.from_numpy(payload)})
+            save_round(run, fstate, rows, prev, cfg.algo)
             bar.update(1)
             if not quiet:
                 click.echo(round_line(row), err=True)

@@ -127,3 +127,12 @@ def test_client_sampling_fraction():
     assert all(len(p) == 5 and len(set(p)) == 5 for p in picks)
     counts = np.bincount(np.concatenate(picks), minlength=20)
     assert counts.min() > 0  # every client takes part sometime
+
+
+def test_initial_state_is_the_built_model_even_after_local_training():
+    """Several nodes can share one Federation in a process (Flower's simulation engine): training one client
+    must not move the starting point of the next."""
+    fed = F.Federation(F.digits_task(2, None, seed=0), F.FedConfig(n_clients=2, k=20, local_steps=2))
+    w0 = fed.initial_state().weights.clone()
+    fed.client_update(w0, 0, 0)
+    assert torch.equal(fed.initial_state().weights, w0)

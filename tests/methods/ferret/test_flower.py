@@ -1,22 +1,23 @@
-"""Flower: the message codec, a loopback run (server + 2 clients) equal to the simulation, a lost client."""
+"""Flower: the message codec, the Message-API apps against a stand-in Grid (equal to the simulation, a lost
+client, server-side resume), a real loopback federation (flower-superlink + flower-supernode, TLS) and
+Flower's simulation engine with 50 virtual clients."""
 
+import json
 import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import torch
 
+from paperkit.core.errors import ConfigError, InputError
 from paperkit.methods import ferret as F
 from paperkit.methods.ferret.flower import decode_rounds, encode_rounds
 
 ROOT = Path(__file__).resolve().parents[3]
-TASK = ["--clients", "{n}", "--seed", "5"]
-ALGO = ["--fraction", "1", "--rounds", "3", "--k", "40", "--local-steps", "3"]
-
-
 def test_codec_round_trips_messages():
     m1 = F.ClientMessage(3, 1, "ferret", torch.randn(7), seed=2**62 + 5, counts=[3, 4])
     m2 = F.ClientMessage(0, 1, "ferret", torch.randn(5), seed=9, counts=[5])
@@ -30,6 +31,162 @@ def test_codec_round_trips_messages():
     assert decode_rounds(encode_rounds([], "ferret"), "ferret") == []
 
 
+
+# ------------------------------------------------------------------------- apps on a stand-in Grid
+@pytest.fixture(autouse=True)
+def _task_identity():
+    """Flower stamps messages with the process's task identity (set by flwr-serverapp/-clientapp)."""
+    from flwr.supercore.task_identity import TaskIdentity
+
+    saved = (TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id)
+    TaskIdentity.run_id, TaskIdentity.node_id, TaskIdentity.task_id = 1, 0, 1
+    yield
+    TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id = saved
+
+
+class FakeGrid:
+    """Delivers each message to an in-process ClientApp handler with its node's Context (what a SuperNode
+    does); ``lose=(partition, round)`` makes that node vanish mid-round (no reply, gone from the node list)."""
+
+    def __init__(self, n: int, settings: dict, lose: tuple[int, int] | None = None, fail_at_round: int | None = None):
+        from flwr.app import Context, RecordDict
+
+        self.settings, self.lose, self.fail_at_round = settings, lose, fail_at_round
+        self.nodes = {1000 + 7 * i: Context(run_id=1, node_id=1000 + 7 * i, node_config={"partition-id": i},
+                                            state=RecordDict(), run_config={}) for i in range(n)}
+
+    def get_node_ids(self):
+        return list(self.nodes)
+
+    def create_message(self, content, message_type, dst_node_id, group_id, ttl=None):
+        from flwr.app import Message
+
+        return Message(content, dst_node_id, message_type, group_id=group_id)
+
+    def send_and_receive(self, messages, *, timeout=None):
+        from flwr.app import Error, Message
+
+        from paperkit.methods.ferret.flower import client_query, client_train
+
+        out = []
+        for m in messages:
+            node = m.metadata.dst_node_id
+            ctx = self.nodes[node]
+            if m.metadata.message_type == "train":
+                rnd = int(m.content["task"]["round"]) + 1
+                if self.fail_at_round == rnd:
+                    raise KeyboardInterrupt  # the server process is stopped during this round
+                if self.lose and ctx.node_config["partition-id"] == self.lose[0] and rnd == self.lose[1]:
+                    del self.nodes[node]
+                    continue
+                handler = client_train
+            else:
+                handler = client_query
+            try:
+                reply = handler(m, ctx, self.settings)
+            except Exception as e:  # noqa: BLE001 - as Flower turns a ClientApp exception into an error reply
+                reply = Message(Error(code=0, reason=str(e)), reply_to=m)
+            out.append(reply)
+        return out
+
+
+def _settings(run_dir, n=3, rounds=3, fraction=1.0, **kw):
+    from paperkit.methods.ferret.flower import run_settings
+
+    cfg = F.FedConfig(n_clients=n, fraction=fraction, rounds=rounds, k=40, local_steps=3, seed=5, **kw)
+    task = {"task": "digits", "model_dir": None, "clients": n, "dirichlet": 0.5, "d_model": 64, "layers": 2}
+    return run_settings(task=task, fed=cfg, run_dir=run_dir, min_clients=n, wait_timeout=5, round_timeout=5)
+
+
+def _serve(grid, settings):
+    from flwr.app import Context, RecordDict
+
+    from paperkit.methods.ferret.flower import server_main
+
+    server_main(grid, Context(run_id=1, node_id=0, node_config={}, state=RecordDict(), run_config={}), settings)
+    return torch.load(Path(settings["run_dir"]) / "checkpoints" / "state.pt", weights_only=True)
+
+
+def _simulate(settings, rounds=None, lost=None):
+    """The in-process simulation of the same run; ``lost=(partition, round)`` replays that round without it."""
+    torch.set_num_threads(1)
+    cfg = F.FedConfig(**settings["fed"])
+    fed = F.Federation(F.digits_task(cfg.n_clients, 0.5, seed=cfg.seed), cfg)
+    state, prev = fed.initial_state(), []
+    for _ in range(rounds or cfg.rounds):
+        if lost and state.round + 1 >= lost[1]:
+            chosen = [c for c in fed.sample_clients(state.round) if c != lost[0]]
+            prev = [fed.client_update(state.weights, state.round, c) for c in chosen]
+            state = fed.aggregate(state, prev)
+        else:
+            state, _, prev = fed.run_round(state, prev)
+    return state
+
+
+def test_apps_equal_the_simulation_bit_for_bit(tmp_path):
+    settings = _settings(tmp_path, momentum=0.5)  # momentum: the replicas must carry it too
+    saved = _serve(FakeGrid(3, settings), settings)
+    assert torch.equal(saved["state"]["weights"], _simulate(settings).weights)
+    assert saved["state"]["round"] == 3
+
+
+def test_a_client_lost_mid_round_does_not_stop_the_run(tmp_path):
+    settings = _settings(tmp_path)
+    saved = _serve(FakeGrid(3, settings, lose=(1, 2)), settings)
+
+    rows = json.loads(saved["rows"])
+    assert [r["clients"] for r in rows] == [3, 2, 2] and [r["failures"] for r in rows] == [0, 1, 1]
+    assert torch.equal(saved["state"]["weights"], _simulate(settings, lost=(1, 2)).weights)
+    notes = (tmp_path / "flower" / "progress.jsonl").read_text()
+    assert "partition 1 was lost" in notes
+
+
+def test_server_resumes_from_its_checkpoint_with_fresh_clients(tmp_path):
+    settings = _settings(tmp_path, rounds=4, fraction=0.67)
+    with pytest.raises(KeyboardInterrupt):
+        _serve(FakeGrid(3, settings, fail_at_round=3), settings)
+    assert torch.load(tmp_path / "checkpoints" / "state.pt", weights_only=True)["state"]["round"] == 2
+    saved = _serve(FakeGrid(3, settings), settings)  # new nodes: empty replicas, the history is replayed
+    assert torch.equal(saved["state"]["weights"], _simulate(settings).weights)
+    assert "resumed_at" in (tmp_path / "flower" / "progress.jsonl").read_text()
+
+
+def test_client_with_other_data_is_left_out(tmp_path):
+    from flwr.app import ConfigRecord, Context, Message, RecordDict
+
+    from paperkit.methods.ferret.flower import client_query
+
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(f'{{"instruction": "say {i}", "output": "{i}"}}\n' for i in range(20)))
+    settings = _settings(tmp_path)
+    settings["task"]["task"], settings["data_sha256"] = f"jsonl:{data}", "0" * 64
+    ctx = Context(run_id=1, node_id=3, node_config={"partition-id": 0, "control-dir": str(tmp_path)},
+                  state=RecordDict(), run_config={})
+    ask = Message(RecordDict({"ask": ConfigRecord({"what": "partition"})}), 3, "query")
+    with pytest.raises(InputError, match="differs from the server"):
+        client_query(ask, ctx, settings)
+    assert json.loads((tmp_path / "error").read_text())["exit_code"] == 3  # ferret-client exits 3 on it
+    ctx.node_config["partition-id"] = 7
+    with pytest.raises(ConfigError, match="the server's run has 3 clients"):
+        client_query(ask, ctx, _settings(tmp_path))
+
+
+# ------------------------------------------------------------------------ Flower's simulation engine
+@pytest.mark.slow
+def test_simulation_engine_runs_50_virtual_clients(tmp_path):
+    """flwr.simulation.run_simulation: 50 virtual SuperNodes in this process, 5 sampled per round."""
+    pytest.importorskip("ray", reason="Flower's simulation engine needs the flwr[simulation] extra (Ray)")
+    from paperkit.methods.ferret.flower import run_virtual
+
+    settings = _settings(tmp_path, n=50, rounds=2, fraction=0.1)
+    settings["wait_timeout"] = settings["round_timeout"] = 120.0
+    run_virtual(settings, 50)
+    saved = torch.load(tmp_path / "checkpoints" / "state.pt", weights_only=True)
+    assert saved["state"]["round"] == 2
+    assert torch.equal(saved["state"]["weights"], _simulate(settings).weights)
+
+
+# ------------------------------------------------------------------------- real Flower processes
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -37,60 +194,124 @@ def _free_port() -> int:
 
 
 def _env():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "lib"), str(ROOT / "cli")]),
-               OMP_NUM_THREADS="1", PAPERKIT_PROGRESS="never")
-    return env
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "lib"), str(ROOT / "cli")]),
+                OMP_NUM_THREADS="1", PAPERKIT_PROGRESS="never")
 
 
-def _run_federation(tmp_path, n_clients, drop=None):
-    port = _free_port()
-    common = [a.format(n=n_clients) for a in TASK]
-    cmd = [sys.executable, "-m", "paperkit_cli"]
-    server = subprocess.Popen([*cmd, "ferret-server", "--address", f"127.0.0.1:{port}", "--min-clients",
-                               str(n_clients), "--wait-timeout", "60", "--round-timeout", "60", *common, *ALGO,
-                               "--run-dir", str(tmp_path / "server")],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
-    clients = []
-    for i in range(n_clients):
-        extra = ["--drop-round", str(drop[1])] if drop and drop[0] == i else []
-        clients.append(subprocess.Popen([*cmd, "ferret-client", "--server", f"127.0.0.1:{port}", "--partition-id",
-                                         str(i), "--max-wait", "60", *common, *extra],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env()))
+CMD = [sys.executable, "-m", "paperkit_cli"]
+ALGO = ["--clients", "2", "--fraction", "1", "--rounds", "3", "--k", "40", "--local-steps", "3", "--seed", "5"]
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("certs")
+    subprocess.run([*CMD, "ferret-certs", "--nodes", "2", "--run-dir", str(d / "c")], check=True, env=_env(),
+                   capture_output=True, timeout=60)
+    return d / "c"
+
+
+def _start(args, **kw):
+    return subprocess.Popen([*CMD, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                            **kw)
+
+
+def _finish(procs, timeout):
+    out = []
     try:
-        out, err = server.communicate(timeout=150)
-        for c in clients:
-            c.communicate(timeout=30)
+        for p in procs:
+            out.append(p.communicate(timeout=timeout))
     finally:
-        for p in [server, *clients]:
-            if p.poll() is None:
-                p.kill()
-    assert server.returncode == 0, err[-2000:] + "".join(c.stderr.read() if c.stderr else "" for c in clients)
-    return out, err
+        for p in procs:
+            _stop(p)
+    return out
+
+
+def _stop(p):
+    """SIGTERM first: the wrappers then stop the Flower processes they started."""
+    if p.poll() is None:
+        p.terminate()
+        try:
+            p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
 
 
 @pytest.mark.slow
-def test_loopback_flower_run_equals_the_simulation_and_survives_a_lost_client(tmp_path):
-    """Server + 2 client processes on localhost, 3 rounds. Rounds 1–2 must equal the in-process simulation
-    with the same seeds bit for bit; client 1 then crashes while training round 3, which completes with
-    client 0 alone, and the final model equals the in-process replay of exactly that. (One federation
-    checks both, as process start-up dominates the cost.)"""
-    _, err = _run_federation(tmp_path, 2, drop=(1, 3))
+def test_loopback_tls_federation_equals_the_simulation_and_survives_a_lost_client(tmp_path, certs):
+    """ferret-server (flower-superlink, TLS) + 2 ferret-clients (flower-supernode) on 127.0.0.1, 3 rounds:
+    rounds 1-2 equal ferret-train bit for bit; client 1 then crashes in round 3, which completes with
+    client 0 alone, ending at the in-process replay of exactly that. (One federation checks both: process
+    start-up dominates the cost.)"""
+    port = _free_port()
+    tls = ["--tls-ca", str(certs / "ca.crt")]
+    server = _start(["ferret-server", "--listen", f"127.0.0.1:{port}", *tls, "--tls-cert", str(certs / "server.crt"),
+                     "--tls-key", str(certs / "server.key"), "--min-clients", "2", "--wait-timeout", "120",
+                     "--round-timeout", "60", *ALGO, "--run-dir", str(tmp_path / "server")])
+    clients = [_start(["ferret-client", "--server", f"127.0.0.1:{port}", *tls, "--partition-id", str(i),
+                       "--max-wait", "60", *(["--drop-round", "3"] if i == 1 else [])]) for i in range(2)]
+    (out, err), *client_out = _finish([server, *clients], timeout=400)
+    assert server.returncode == 0, err[-3000:] + str(client_out)[-2000:]
+    assert clients[0].returncode == 0, client_out[0][1]
+    assert clients[1].returncode == 1 and "dropped out in round 3" in client_out[1][1]
     from paperkit.core.tables import read_table
 
-    torch.set_num_threads(1)
-    fed = F.Federation(F.digits_task(2, 0.5, seed=5),
-                       F.FedConfig(n_clients=2, fraction=1.0, rounds=3, k=40, local_steps=3, seed=5))
-    state, prev, rows = fed.initial_state(), [], []
-    for _ in range(2):
-        state, row, prev = fed.run_round(state, prev)
-        rows.append(row)
+    settings = _settings(tmp_path, n=2)
     hist = read_table(tmp_path / "server" / "history.csv")
-    assert list(hist.column("test_loss"))[:2] == [r["test_loss"] for r in rows]
-    assert list(hist.column("uplink_floats")) == [40.0, 40.0, 40.0]
-    # round 3: the lost client is a logged failure; the round completes with the other
-    assert list(hist.column("clients")) == [2, 2, 1]
-    assert list(hist.column("failures")) == [0, 0, 1]
-    assert "failed or disconnected" in err
-    final = fed.aggregate(state, [fed.client_update(state.weights, 2, 0)])
+    assert list(hist.column("clients")) == [2, 2, 1] and list(hist.column("failures")) == [0, 0, 1]
+    assert "partition 1 was lost" in err or "partition 1 failed" in err
+    torch.set_num_threads(1)
+    two = _simulate(settings, rounds=2)
+    sim_rows = F.run_federated(F.digits_task(2, 0.5, seed=5), F.FedConfig(**{**settings["fed"], "rounds": 2}))[1]
+    assert list(hist.column("test_loss"))[:2] == [r["test_loss"] for r in sim_rows]
     served = torch.load(tmp_path / "server" / "model.pt", weights_only=True)["weights"]
-    assert torch.equal(served, final.weights)
+    assert torch.equal(served, _simulate(settings, lost=(1, 3)).weights)
+    assert not torch.equal(served, two.weights)
+
+
+@pytest.mark.slow
+def test_unauthorised_node_is_refused(tmp_path, certs):
+    """SuperNode authentication on, admitting node-0's key only: a node signing with node-1's key is refused;
+    node-0 then joins and the run completes."""
+    port = _free_port()
+    keys = tmp_path / "one.csv"
+    keys.write_text((certs / "node-0.pub").read_text())
+    tls = ["--tls-ca", str(certs / "ca.crt")]
+    server = _start(["ferret-server", "--listen", f"127.0.0.1:{port}", *tls, "--tls-cert", str(certs / "server.crt"),
+                     "--tls-key", str(certs / "server.key"), "--auth-keys", str(keys), "--min-clients", "1",
+                     "--wait-timeout", "120", "--clients", "1", "--fraction", "1", "--rounds", "1", "--k", "40",
+                     "--run-dir", str(tmp_path / "server")])
+    try:
+        deadline = time.monotonic() + 60
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.3)
+        node = ["ferret-client", "--server", f"127.0.0.1:{port}", *tls, "--partition-id", "0", "--max-wait", "20"]
+        intruder = _start([*node, "--auth-key", str(certs / "node-1.key")])
+        _, cerr = intruder.communicate(timeout=120)
+        assert intruder.returncode == 1, cerr
+        assert "refused this node" in cerr and len(cerr.strip().splitlines()) <= 2, cerr
+        member = _start([*node, "--auth-key", str(certs / "node-0.key")])
+        (_, serr), (_, merr) = _finish([server, member], timeout=300)
+        assert server.returncode == 0, serr
+        assert member.returncode == 0, merr
+    finally:
+        _stop(server)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_superlink_too(tmp_path):
+    port = _free_port()
+    server = _start(["ferret-server", "--insecure", "--listen", f"127.0.0.1:{port}", "--wait-timeout", "120",
+                     *ALGO, "--run-dir", str(tmp_path / "s")])
+    try:
+        deadline = time.monotonic() + 60
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.3)
+        server.terminate()
+        _, err = server.communicate(timeout=60)
+        assert server.returncode == 130 and "interrupted" in err, err
+        assert socket.socket().connect_ex(("127.0.0.1", port)) != 0  # the SuperLink is gone with it
+    finally:
+        _stop(server)

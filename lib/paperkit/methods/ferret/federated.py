@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from paperkit.core.errors import ConfigError
+from paperkit.core.errors import ConfigError, ConvergenceError
 from paperkit.methods.ferret.projection import (
     ALLOCATIONS,
     Blocks,
@@ -41,6 +41,7 @@ from paperkit.methods.ferret.tasks import Task
 ALGOS = ("ferret", "fedavg", "fedzo", "fedkseed")
 OPTIMIZERS = ("sgd", "adam")
 FLOAT_BYTES, SEED_BYTES, INDEX_BYTES = 4, 8, 4
+FLOAT32_MAX = 3.4028234663852886e38
 # stream tags for derive_seed
 _SAMPLE, _BATCH, _PROJ, _ZO, _POOL = 0xC1, 0xBA, 0x9A, 0x20, 0x900
 
@@ -73,7 +74,7 @@ class FedConfig:
             raise ConfigError(f"optimizer '{self.optimizer}' is unknown; expected sgd or adam")
         if self.alloc not in ALLOCATIONS:
             raise ConfigError(f"allocation '{self.alloc}' is unknown; expected one of {', '.join(ALLOCATIONS)}")
-        if not (0.0 < self.fraction <= 1.0):
+        if not (0.0 < self.fraction <= 1.0):  # also false for NaN
             raise ConfigError(f"client fraction = {self.fraction} is out of range; expected a value in (0, 1]")
         checks = [("K", self.k, 1), ("clients", self.n_clients, 1), ("rounds", self.rounds, 1),
                   ("local steps", self.local_steps, 1), ("batch size", self.batch_size, 1),
@@ -84,9 +85,11 @@ class FedConfig:
         for name, v in (("lr", self.lr), ("server lr", self.server_lr), ("zo eps", self.zo_eps)):
             if not (v > 0 and math.isfinite(v)):
                 raise ConfigError(f"{name} = {v} is out of range; expected a positive number")
-        if not 0.0 <= self.momentum < 1.0:
+            if v > FLOAT32_MAX:  # the weights are float32: the step itself would overflow
+                raise ConfigError(f"{name} = {v:g} is out of range; expected at most {FLOAT32_MAX:.3g} (float32)")
+        if not 0.0 <= self.momentum < 1.0:  # also false for NaN
             raise ConfigError(f"server momentum = {self.momentum} is out of range; expected [0, 1)")
-        if self.clip is not None and not self.clip > 0:
+        if self.clip is not None and not (self.clip > 0 and math.isfinite(self.clip)):
             raise ConfigError(f"clip = {self.clip} is out of range; expected a positive norm")
         if self.blocks not in ("auto", "tensor") and not str(self.blocks).isdigit():
             raise ConfigError(f"--blocks '{self.blocks}' is invalid; expected auto, tensor or a number of blocks")
@@ -159,17 +162,24 @@ class Federation:
         self.model = task.make_model().to(self.device)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.dim = sum(p.numel() for p in self.params)
+        self._initial = self.get_vector().clone()
         b = cfg.blocks
         self.blocks = (Blocks.equal(self.dim, int(b)) if str(b).isdigit()
                        else Blocks.from_tensor_sizes([p.numel() for p in self.params], b))
         if cfg.algo == "ferret" and cfg.k < self.blocks.n_blocks:
             raise ConfigError(f"K = {cfg.k} is smaller than the number of blocks ({self.blocks.n_blocks}); raise "
                               "--k or use fewer --blocks")
+        if cfg.algo == "ferret" and cfg.k > self.dim:
+            # K bases of a d-dimensional space: beyond d they add work (K·d random numbers per client and
+            # round) and nothing else
+            raise ConfigError(f"K = {cfg.k} exceeds the number of trainable parameters ({self.dim}) of the "
+                              f"{task.name} model; use --k {self.dim} or less")
         self.pool = [derive_seed(cfg.seed, _POOL, j) for j in range(cfg.kseed_pool)]
 
     # -- weights -----------------------------------------------------------------------------------
     def initial_state(self) -> ServerState:
-        return ServerState(self.get_vector().clone())
+        # the weights the model was built with (not its current ones: local training reuses the model)
+        return ServerState(self._initial.clone())
 
     def get_vector(self) -> torch.Tensor:
         return nn.utils.parameters_to_vector(self.params).detach()
@@ -290,7 +300,11 @@ class Federation:
         if cfg.momentum > 0:
             mom = step if mom is None else cfg.momentum * mom + step
             step = mom
-        return ServerState(state.weights.to(self.device) - cfg.server_lr * step, mom, state.round + 1)
+        new = state.weights.to(self.device) - cfg.server_lr * step
+        if not bool(torch.isfinite(new).all()):
+            raise ConvergenceError(f"round {state.round + 1}: the global model has non-finite weights (overflow); "
+                                   f"lower --lr ({cfg.lr:g}) or --server-lr ({cfg.server_lr:g})")
+        return ServerState(new, mom, state.round + 1)
 
     def downlink_floats(self, previous: list[ClientMessage]) -> int:
         """Floats a client receives to sync the global model: the full weights for FedAvg/FedZO; for the

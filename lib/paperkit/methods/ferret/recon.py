@@ -15,8 +15,15 @@ import math
 import numpy as np
 import torch
 
-from paperkit.core.errors import ConfigError
-from paperkit.methods.ferret.projection import Blocks, allocate, derive_seed, iter_bases, project_reconstruct
+from paperkit.core.errors import ConfigError, ResourceError
+from paperkit.methods.ferret.projection import (
+    CHUNK_FLOATS,
+    Blocks,
+    allocate,
+    derive_seed,
+    iter_bases,
+    project_reconstruct,
+)
 
 
 def _f(x: torch.Tensor) -> float:
@@ -38,6 +45,43 @@ def zo_reconstruct(x0: torch.Tensor, lr: float, steps: int, k: int, eps: float, 
     return x0 - x
 
 
+def memory_estimate(d: int, n_blocks: int = 1) -> int:
+    """Peak bytes of :func:`recon_study`: about eight length-d vectors (float32 start point, update and
+    estimate; float64 sums and copies) plus a few chunks of basis rows (at least one row of a block)."""
+    block = -(-d // max(1, n_blocks))
+    return 48 * d + 16 * max(CHUNK_FLOATS, block)
+
+
+def available_memory() -> int | None:
+    """Bytes the OS reports as available (MemAvailable), or None where it cannot tell."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import os
+
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e12:.1f} TB" if n >= 1e12 else f"{n / 1e9:.1f} GB"
+
+
+def check_memory(d: int, n_blocks: int = 1, available: int | None = None) -> None:
+    """Refuse a study whose vectors alone would not fit in memory (before anything is allocated)."""
+    need = memory_estimate(d, n_blocks)
+    have = available_memory() if available is None else available
+    if have is not None and need > 0.8 * have:
+        raise ResourceError(f"--d {d} needs about {_gb(need)} of memory; {_gb(have)} is available; "
+                            "lower --d")
+
+
 def recon_study(d: int, ks: list[int], *, trials: int = 5, n_blocks: int = 1, alloc: str = "norm",
                 zo: bool = True, zo_eps: float = 1e-3, steps: int = 1, lr: float = 0.01, seed: int = 0,
                 zo_max_k: int = 2000) -> list[dict]:
@@ -47,6 +91,9 @@ def recon_study(d: int, ks: list[int], *, trials: int = 5, n_blocks: int = 1, al
         raise ConfigError(f"--blocks {n_blocks} is out of range; expected 1..{d}")
     if n_blocks > min(ks):
         raise ConfigError(f"every K must be at least the number of blocks ({n_blocks})")
+    if not (zo_eps > 0 and math.isfinite(zo_eps)):
+        raise ConfigError(f"--zo-eps {zo_eps} is out of range; expected a finite positive number")
+    check_memory(d, n_blocks)
     gen = torch.Generator().manual_seed(seed)
     x0 = torch.randn(d, generator=gen)
     # the exact update of T gradient steps on Σ x² (gradient 2x): Delta = x0 (1 − (1 − 2 lr)^T)

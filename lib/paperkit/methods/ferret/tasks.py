@@ -383,8 +383,13 @@ def read_instruction_jsonl(path: str | Path) -> list[dict[str, str]]:
     if not p.is_file():
         raise InputError(f"{path}: no such file")
     rows = []
-    with open(p, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
+    with open(p, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"{path}: line {n} is not UTF-8 text (byte 0x{raw[e.start]:02x} at column "
+                                 f"{e.start + 1}); expected UTF-8 JSON lines") from None
             if not line.strip():
                 continue
             try:
