@@ -153,3 +153,22 @@ def test_eval_unreachable_server(pk, inquiries, tmp_path):
     assert "cannot reach" in one_line_error(r, 1)
 
 
+
+
+def test_model_output_is_never_executed(pk, tmp_path):
+    """The reported exploit, end to end: a 'model' (``cat payload.txt``) answers with a boxed expression
+    that, read by sympy's parse_expr, ran ``touch``. The answer is read, scored as a failure, and nothing runs."""
+    from paperkit.methods.cogmath.sources import write_inquiries
+    from paperkit.methods.cogmath.synthetic import generate
+
+    inq = tmp_path / "inq.jsonl"
+    write_inquiries(inq, generate(1, seed=3)[1])
+    sentinel = tmp_path / "PWNED"
+    chars = "+".join(f"chr({ord(c)})" for c in f"touch {sentinel}")
+    payload = tmp_path / "payload.txt"
+    payload.write_text(f"The answer is \\boxed{{__import__(__os__.name.strip(_.name)).system({chars})}}\n")
+    r = pk("cogmath-eval", "--inquiries", inq, "--backend", "shell", "--cmd", f"cat {payload}",
+           "--run-dir", tmp_path / "run")
+    assert not sentinel.exists()
+    assert r.exit_code == 0, r.stderr
+    assert summary_line(r)["accuracy"] == 0.0
