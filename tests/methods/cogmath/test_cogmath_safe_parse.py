@@ -187,3 +187,17 @@ def test_symbolic_answers_still_compare():
     assert not answers_match(r"\boxed{\sqrt{3}}", "2*sqrt(2)")[0]
     assert parse_answer("2pi").expr == "2*pi"  # not the number 2 followed by a word
     assert parse_answer(r"\frac{6}{8}").exact == Fraction(3, 4)
+
+
+@pytest.mark.parametrize("text", [
+    "sin(" * 7 + "1" + ")" * 7,  # sympy.simplify took seconds (and grows super-exponentially) on these
+    "tan(" * 10 + "1" + ")" * 10 + "+exp(sin(cos(log(2))))",
+    "+".join(f"\\sqrt{{{p}}}" for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53)),
+])
+def test_comparing_valid_but_heavy_answers_is_fast(text):
+    assert equivalent(parse_answer("sin(1)"), parse_answer("sin(1)"))  # warm up sympy's lazy imports
+    t0 = time.perf_counter()
+    a = parse_answer(text)
+    assert a.found
+    assert not equivalent(a, parse_answer("2")) and equivalent(a, parse_answer(text))
+    assert time.perf_counter() - t0 < 1.0

@@ -18,7 +18,8 @@ Numbers: optional sign (``-``, ``−``), currency (``$``), thousands separators 
 convention), ``\\frac{a}{b}``; other LaTeX (``\\sqrt``, ``\\pi``, powers) is read into a sympy
 expression by the whitelist parser of :mod:`.mathparse` (model output is never evaluated as Python).
 Values are exact :class:`fractions.Fraction` where the text is a plain number, so matching needs no
-floating point; symbolic answers are compared with sympy (simplify, then a numeric check).
+floating point; symbolic answers are compared with sympy (canonical form, then their values at 30
+digits agreeing to 1e-12 relative).
 
 Matching is exact, with one allowance for references written rounded: when either side is a decimal
 with ``k >= 2`` places, the other passes if it rounds to it at ``k`` places (``2.414`` ≡ √2 + 1).
@@ -396,16 +397,16 @@ def equivalent(a: Answer, b: Answer, *, rounding: bool = True) -> bool:
         if a.exact == b.exact:
             return True
         return rounding and (_rounds_to(a.exact, b) or _rounds_to(b.exact, a))
-    import sympy
-
     ea, eb = _sympy_value(a), _sympy_value(b)
     if ea is None or eb is None:
         return False
+    if ea == eb:  # sympy's canonical form already equates sqrt(8)/2 and sqrt(2)
+        return True
+    # Numbers only, at 30 digits: sympy.simplify takes super-exponential time on nested functions
+    # (sin(sin(...(1)))), and a crafted answer must not stall scoring; the parser admits no variables.
     try:
-        if sympy.simplify(ea - eb) == 0:
-            return True
         va, vb = complex(ea.evalf(30)), complex(eb.evalf(30))
-    except Exception:  # noqa: BLE001 - unparseable or non-numeric: not equivalent
+    except Exception:  # noqa: BLE001 - non-numeric or out of range: not equivalent
         return False
     if abs(va - vb) <= 1e-12 * max(1.0, abs(vb)):
         return True
