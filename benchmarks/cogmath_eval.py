@@ -64,15 +64,15 @@ def main() -> None:
         for jobs in (1, 8):
             ts = []
             for rep in range(a.reps):
-                t, res = timed(lambda jobs=jobs, rep=rep: live(small, server.base_url, jobs, Path(d) / f"s{jobs}-{rep}.jsonl"))
+                t, res = timed(lambda jobs=jobs, rep=rep: live(small, server.base_url, jobs, Path(d) / f"s{jobs}-{rep}.sqlite"))
                 assert res.summary["n_errors"] == 0
                 ts.append(t)
             results[f"live --jobs {jobs} ({n_small} prompts)"] = statistics.median(ts)
-        t_live, res_live = timed(lambda: live(large, server.base_url, 8, Path(d) / "large.jsonl"))
+        t_live, res_live = timed(lambda: live(large, server.base_url, 8, Path(d) / "large.sqlite"))
         results[f"live --jobs 8 ({n_large} prompts)"] = t_live
         ts = []
         for _ in range(a.reps):
-            t, res = timed(lambda: evaluate(large, B.with_cache(None, Path(d) / "large.jsonl"), load_prompts()))
+            t, res = timed(lambda: evaluate(large, B.with_cache(None, Path(d) / "large.sqlite"), load_prompts()))
             assert res.summary == res_live.summary
             ts.append(t)
         results[f"replay ({n_large} prompts)"] = statistics.median(ts)

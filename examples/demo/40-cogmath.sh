@@ -12,6 +12,6 @@ server=$!
 for _ in $(seq 100); do [ -s "$out/url" ] && break; sleep 0.1; done
 paperkit cogmath-eval --inquiries "$out/inq.jsonl" --backend openai --base-url "$(cat "$out/url")" --model stub \
   --jobs 4 --run-dir "$out/http"
-paperkit cogmath-eval --inquiries "$out/inq.jsonl" --backend replay --cache "$out/http/cache.jsonl" --run-dir "$out/replay"
+paperkit cogmath-eval --inquiries "$out/inq.jsonl" --backend replay --cache "$out/http/cache.sqlite" --run-dir "$out/replay"
 cmp "$out/http/summary.json" "$out/replay/summary.json" && echo "replay: byte-identical summary.json" >&2
 paperkit cogmath-report "$out/memoriser" "$out/mixed" "$out/http"

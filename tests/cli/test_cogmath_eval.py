@@ -18,16 +18,23 @@ def inquiries(tmp_path_factory):
     return path
 
 
+@pytest.fixture
+def one_problem(inquiries, tmp_path):
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(x + "\n" for x in inquiries.read_text().splitlines()[:10]))
+    return one
+
+
 def test_eval_rule_replay_and_report(pk, inquiries, tmp_path):
     live, again = tmp_path / "live", tmp_path / "again"
     r = pk("cogmath-eval", "--inquiries", inquiries, "--failures", "memorise", "--run-dir", live)
     assert r.exit_code == 0, r.stderr
     line = summary_line(r)
     assert line["accuracy"] == 1.0 and line["pass_rate"] == 0.0 and line["called"] == 80
-    assert {p.name for p in live.iterdir()} == {"cache.jsonl", "config.yaml", "manifest.json", "responses.jsonl",
+    assert {p.name for p in live.iterdir()} == {"cache.sqlite", "config.yaml", "manifest.json", "responses.jsonl",
                                                 "scores.csv", "summary.json"}
     assert (live / "scores.csv").read_text().splitlines()[0] == "problem,dimension,pass,status,extracted"
-    r = pk("cogmath-eval", "--inquiries", inquiries, "--backend", "replay", "--cache", live / "cache.jsonl",
+    r = pk("cogmath-eval", "--inquiries", inquiries, "--backend", "replay", "--cache", live / "cache.sqlite",
            "--run-dir", again)
     assert r.exit_code == 0, r.stderr
     assert summary_line(r)["called"] == 0 and summary_line(r)["cached"] == 80
@@ -62,7 +69,9 @@ def test_eval_openai_over_loopback_with_key_and_resume(pk, inquiries, tmp_path):
     line = one_line_error(r, 1)
     assert "401" in line and secret not in line
     assert not (run / "manifest.json").exists()
-    kept = len((run / "cache.jsonl").read_text().splitlines())
+    from paperkit.methods.cogmath.cache import ResponseCache
+
+    kept = len(ResponseCache(run / "cache.sqlite"))
     assert kept == 30  # every answer obtained before the failure, including those in flight
     with ChatServer(api_key=secret) as server:
         r = pk(*args, "--base-url", server.base_url, "--resume", env={"COGMATH_KEY": secret})
@@ -71,7 +80,7 @@ def test_eval_openai_over_loopback_with_key_and_resume(pk, inquiries, tmp_path):
     line = summary_line(r)
     assert line["cached"] == kept and line["pass_rate"] == 1.0
     for f in run.iterdir():
-        assert secret not in f.read_text(), f.name
+        assert secret.encode() not in f.read_bytes(), f.name
     assert secret not in r.stderr
 
 
@@ -96,7 +105,7 @@ def test_eval_shell_backend_and_failed_items(pk, pk_bin, inquiries, tmp_path):
     assert len(scores) == 80 and all(",0,error," in x for x in scores)
     assert json.loads((tmp_path / "bad" / "summary.json").read_text())["n_errors"] == 80
     assert not (tmp_path / "bad" / "manifest.json").exists()
-    assert not (tmp_path / "bad" / "cache.jsonl").exists()  # nothing obtained, nothing cached
+    assert not (tmp_path / "bad" / "cache.sqlite").exists()  # nothing obtained, nothing cached
     # some calls fail: a warning, exit 0
     flaky = tmp_path / "flaky.sh"
     flaky.write_text("#!/bin/sh\nn=$(cksum | cut -d' ' -f1)\n"
@@ -124,11 +133,16 @@ def write(tmp_path, name, text):
     (lambda t: write(t, "bad.jsonl", '{"problem": "a", "dimension": 1, "inquiry": "q", "expected": "answer", '
                      '"reference": "1"}\n'), [], 3, "no dimension-0"),
     (None, ["--backend", "openai", "--api-key-env", "COGMATH_UNSET_VAR"], 2, "COGMATH_UNSET_VAR"),
-    (None, ["--backend", "replay", "--cache", "/no/such/cache.jsonl"], 3, "no such file"),
+    (None, ["--backend", "replay", "--cache", "/no/such/cache.sqlite"], 3, "no such file"),
     (None, ["--failures", "sleepy"], 2, "unknown mode"),
     (None, ["--failures", "literal:2"], 2, "outside"),
     (None, ["--backend", "shell"], 2, "--cmd"),
-    (None, ["--backend", "hf", "--model-dir", "/no/such/model"], 3, "no such model directory"),
+    (None, ["--backend", "hf", "--model", "/no/such/model"], 3, "no such model directory"),
+    (None, ["--backend", "hf"], 2, "--model PATH"),
+    (None, ["--timeout", "nan"], 2, "finite"),
+    (None, ["--timeout", "inf"], 2, "finite"),
+    (None, ["--timeout", "0"], 2, "above 0"),
+    (None, ["--dtype", "float8"], 2, "float8"),
     (None, ["--prompts", "PROMPTS"], 2, "unknown key"),
 ])
 def test_eval_bad_input_writes_nothing(pk, inquiries, tmp_path, make, extra, code, match):
@@ -153,3 +167,80 @@ def test_eval_unreachable_server(pk, inquiries, tmp_path):
     assert "cannot reach" in one_line_error(r, 1)
 
 
+
+
+def test_model_output_is_never_executed(pk, tmp_path):
+    """The reported exploit, end to end: a 'model' (``cat payload.txt``) answers with a boxed expression
+    that, read by sympy's parse_expr, ran ``touch``. The answer is read, scored as a failure, and nothing runs."""
+    from paperkit.methods.cogmath.sources import write_inquiries
+    from paperkit.methods.cogmath.synthetic import generate
+
+    inq = tmp_path / "inq.jsonl"
+    write_inquiries(inq, generate(1, seed=3)[1])
+    sentinel = tmp_path / "PWNED"
+    chars = "+".join(f"chr({ord(c)})" for c in f"touch {sentinel}")
+    payload = tmp_path / "payload.txt"
+    payload.write_text(f"The answer is \\boxed{{__import__(__os__.name.strip(_.name)).system({chars})}}\n")
+    r = pk("cogmath-eval", "--inquiries", inq, "--backend", "shell", "--cmd", f"cat {payload}",
+           "--run-dir", tmp_path / "run")
+    assert not sentinel.exists()
+    assert r.exit_code == 0, r.stderr
+    assert summary_line(r)["accuracy"] == 0.0
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00\x81 not utf-8\n", b"SQLite format 3\x00" + b"\x07" * 300])
+@pytest.mark.parametrize("backend", ["rule", "replay"])
+def test_eval_corrupt_cache_is_bad_input(pk, inquiries, tmp_path, content, backend):
+    cache = tmp_path / "cache.bin"
+    cache.write_bytes(content)
+    line = one_line_error(pk("cogmath-eval", "--inquiries", inquiries, "--backend", backend, "--cache", cache,
+                             "--run-dir", tmp_path / "run"), 3)
+    assert "cache.bin" in line and "response cache" in line
+    assert cache.read_bytes() == content
+
+
+def test_eval_old_jsonl_cache_is_converted_and_replayed(pk, pk_bin, inquiries, tmp_path):
+    from paperkit.methods.cogmath.cache import ResponseCache
+
+    live = tmp_path / "live"
+    assert pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", live).exit_code == 0
+    old = tmp_path / "old.jsonl"  # the cache as older versions wrote it
+    old.write_text("".join(json.dumps(r) + "\n" for r in ResponseCache(live / "cache.sqlite").rows()))
+    r = pk_bin("cogmath-eval", "--inquiries", str(inquiries), "--backend", "replay", "--cache", str(old), "--run-dir",
+               str(tmp_path / "again"))
+    assert r.exit_code == 0, r.stderr
+    assert summary_line(r)["cached"] == 80 and "converted an old JSONL response cache" in r.stderr
+    assert (live / "scores.csv").read_bytes() == (tmp_path / "again" / "scores.csv").read_bytes()
+
+
+def test_eval_openai_sends_seed_and_warns_about_a_key_over_plain_http(pk_bin, one_problem, tmp_path):
+    pytest.importorskip("openai")
+    from paperkit.methods.cogmath.testing import ChatServer
+
+    with ChatServer(api_key="sk-plain") as server:
+        port = server.base_url.split(":")[2].split("/")[0]
+        # 0.0.0.0 reaches this machine's server but is not a loopback address: the key is warned about
+        r = pk_bin("cogmath-eval", "--inquiries", str(one_problem), "--backend", "openai", "--model", "stub",
+                   "--api-key-env", "COGMATH_KEY", "--base-url", f"http://0.0.0.0:{port}/v1", "--seed", "11",
+                   "--jobs", "4", "--run-dir", str(tmp_path / "run"), env={"COGMATH_KEY": "sk-plain"})
+        assert r.exit_code == 0, r.stderr
+        assert {x["body"]["seed"] for x in server.requests} == {11}
+    warned = [x for x in r.stderr.splitlines() if "unencrypted" in x]
+    assert len(warned) == 1 and warned[0].startswith("paperkit cogmath-eval: warning:") and "sk-plain" not in r.stderr
+
+
+@pytest.mark.slow
+def test_eval_hf_backend_by_model_folder(pk, one_problem, tmp_path):
+    pytest.importorskip("transformers")
+    from ..methods.cogmath.test_cogmath_backends import _tiny_bos_model
+
+    model = _tiny_bos_model(tmp_path / "tiny")
+    args = ["cogmath-eval", "--inquiries", one_problem, "--backend", "hf", "--model", model, "--max-tokens", "2"]
+    r = pk(*args, "--run-dir", tmp_path / "a")
+    assert r.exit_code == 0, r.stderr
+    extra = json.loads((tmp_path / "a" / "manifest.json").read_text())["extra"]
+    assert extra["model"] == "hf:tiny" and "dtype=float32" in extra["settings"]
+    # another dtype is another cache key: nothing is replayed from the float32 answers
+    r = pk(*args, "--dtype", "bfloat16", "--cache", tmp_path / "a" / "cache.sqlite", "--run-dir", tmp_path / "b")
+    assert r.exit_code == 0, r.stderr
+    assert summary_line(r)["cached"] == 0

@@ -43,12 +43,24 @@ def test_generate_official_import(pk, tmp_path):
     (["--source", "problems:x.jsonl", "--agents", "llm", "--backend", "rule"], 2, "not rule"),
     (["--source", "official:/no/such.json"], 3, "no such file"),
     (["--source", "synthetic:2", "--min-steps", "5", "--max-steps", "3"], 2, "min-steps"),
+    (["--source", "synthetic:2", "--max-retries", "3"], 2, "No such option"),  # one spelling: --retries
+    (["--source", "synthetic:2", "--timeout", "nan"], 2, "finite"),
 ])
 def test_generate_bad_input(pk, args, code, match):
     line = one_line_error(pk("cogmath-generate", *args), code)
     assert match in line
 
 
+def test_generate_retries_are_proposals_after_the_first(pk):
+    def judged(*extra):
+        r = pk("cogmath-generate", "--source", "synthetic:40", "--seed", "1", *extra)
+        assert r.exit_code == 0, r.stderr
+        return [(x["attempts"], x["judge"]) for x in map(json.loads, r.stdout.splitlines())]
+
+    none, default = judged("--retries", "0"), judged()
+    assert ("rejected" in {j for _, j in none}) and max(a for a, _ in none) == 1
+    assert "rejected" not in {j for _, j in default} and max(a for a, _ in default) == 2
+    assert default == judged("--retries", "2")
 
 
 def test_generate_real_executable_and_closed_pipe(pk_bin):
@@ -74,7 +86,7 @@ def test_generate_with_llm_agents_over_http(pk, tmp_path):
     src = tmp_path / "problems.jsonl"
     src.write_text('{"id": "a", "question": "Tom has 2 apples and buys 3. How many?", "answer": "#### 5"}\n'
                    '{"id": "b", "question": "What is 4 + 4?", "answer": "8"}\n')
-    out, cache = tmp_path / "inq.jsonl", tmp_path / "agents.jsonl"
+    out, cache = tmp_path / "inq.jsonl", tmp_path / "agents.sqlite"
     with ChatServer(agent) as server:
         r = pk("cogmath-generate", "--source", f"problems:{src}", "--agents", "llm", "--backend", "openai",
                "--base-url", server.base_url, "--model", "agent", "--cache", cache, "-o", out)

@@ -16,8 +16,6 @@ from paperkit_cli.commands.cogmath_eval import backend_options, build_backend
 @click.option("--agents", type=click.Choice(["rule", "llm"]), default="rule", show_default=True,
               help="rule: program-backed agents (synthetic source); llm: Inquiry/Judge/Reference agents "
                    "through --backend (openai, shell, hf or replay).")
-@click.option("--max-retries", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Inquiry proposals per dimension before the dimension is recorded as missing.")
 @click.option("--min-steps", type=click.IntRange(1, 8), default=2, show_default=True,
               help="Synthetic problems: fewest reasoning steps after the starting quantity.")
 @click.option("--max-steps", type=click.IntRange(1, 8), default=4, show_default=True,
@@ -35,6 +33,8 @@ def cli(**params: object) -> None:
     verdict and the number of attempts. Synthetic problems are small programs rendered to text, so
     every reference is exact (re-executed, or solved with sympy for backward reasoning). A file in
     the official layout is imported as is; plain problems get their inquiries from LLM agents.
+    --retries N gives each dimension N+1 inquiry proposals (and the openai backend N HTTP retries)
+    before the dimension is recorded as missing.
 
     \b
     Examples:
@@ -71,7 +71,7 @@ def cli(**params: object) -> None:
             raise UsageError(f"--source synthetic:{n}: N must be between 1 and 1000000")
         if params["agents"] == "rule":
             with progress(total=n, desc="cogmath-generate", unit="problem") as bar:
-                problems, rows = synthetic.generate(n, params["seed"], max_retries=params["max_retries"],
+                problems, rows = synthetic.generate(n, params["seed"], max_retries=params["retries"] + 1,
                                                     min_steps=params["min_steps"], max_steps=params["max_steps"],
                                                     progress=bar.update)
         else:
@@ -93,7 +93,7 @@ def cli(**params: object) -> None:
         backend = backends.with_cache(inner, params["cache"], model=params["model"])
         try:
             rows = agents.llm_inquiries(problems, backend, prompts, seed=params["seed"],
-                                        max_retries=params["max_retries"])
+                                        max_retries=params["retries"] + 1)
         finally:
             backend.cache.compact()
             backend.close()

@@ -8,7 +8,7 @@ from paperkit_cli import options
 
 
 @options.command("cogmath-report", short_help="Print CogMath tables for runs; plot accuracy vs mastery per dimension.")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True), metavar="RUN...")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(), metavar="RUN...")
 @click.option("--names", default=None, metavar="A,B,...", help="Column names for the runs [default: folder names].")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "tsv", "jsonl"]), default="table",
               show_default=True, help="Aligned text, a Markdown table, or machine-readable rows.")

@@ -45,7 +45,7 @@ def free_port():
 
 def test_openai_backend_end_to_end_and_replay(rows, tmp_path):
     prompts = load_prompts()
-    cache = tmp_path / "cache.jsonl"
+    cache = tmp_path / "cache.sqlite"
     with ChatServer() as server:
         live = evaluate(rows, openai_backend(server.base_url, cache, jobs=4), prompts)
         assert len(server.requests) == 60
@@ -75,7 +75,7 @@ def test_unreachable_server_is_fatal():
 
 
 def test_http_errors_are_per_item_and_not_cached(tmp_path):
-    cache = tmp_path / "c.jsonl"
+    cache = tmp_path / "c.sqlite"
     with ChatServer(lambda p, r: "#### 3", status=lambda n, body: 500 if n % 3 == 0 else None) as server:
         b = openai_backend(server.base_url, cache)
         out = b.complete([f"Problem: {i}" for i in range(6)])
@@ -108,14 +108,14 @@ def test_timeout_and_malformed_output_are_per_item():
 def test_api_key_from_env_is_sent_and_never_stored(tmp_path, monkeypatch):
     secret = "sk-test-6f1d2c9a7b"
     monkeypatch.setenv("COGMATH_TEST_KEY", secret)
-    cache = tmp_path / "c.jsonl"
+    cache = tmp_path / "c.sqlite"
     with ChatServer(lambda p, r: "#### 2", api_key=secret) as server:
         inner = B.make_backend("openai", model="m", base_url=server.base_url, api_key_env="COGMATH_TEST_KEY")
         b = B.with_cache(inner, cache)
         assert b.complete(["Problem: 1"])[0].text == "#### 2"
         assert server.requests[0]["authorization"] == f"Bearer {secret}"
     b.cache.compact()
-    assert secret not in cache.read_text() and secret not in b.settings and secret not in b.model
+    assert secret.encode() not in cache.read_bytes() and secret not in b.settings and secret not in b.model
     monkeypatch.delenv("COGMATH_TEST_KEY")
     with pytest.raises(UsageError, match="COGMATH_TEST_KEY"):
         B.make_backend("openai", model="m", base_url="http://127.0.0.1:1/v1", api_key_env="COGMATH_TEST_KEY")
@@ -146,7 +146,7 @@ def test_shell_backend_answers_errors_and_timeouts(script, tmp_path):
 
 def test_shell_backend_through_evaluate_and_replay(script, rows, tmp_path):
     prompts = load_prompts()
-    cache = tmp_path / "c.jsonl"
+    cache = tmp_path / "c.sqlite"
     cmd = f"{script} abc"  # always answers 3
     live = evaluate(rows, B.with_cache(B.make_backend("shell", cmd=cmd), cache), prompts)
     expected_pass = sum(1 for r in rows if r["inquiry"] and r["expected"] == "answer" and r["reference"] == "3")
@@ -158,37 +158,99 @@ def test_shell_backend_through_evaluate_and_replay(script, rows, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------- cache, replay
-def test_cache_survives_a_torn_last_line_and_keys_separate_models(tmp_path):
-    path = tmp_path / "c.jsonl"
+def test_cache_keys_separate_models_and_settings(tmp_path):
+    path = tmp_path / "c.sqlite"
     c = ResponseCache(path)
     c.put(cache_key("m", "", "p"), "m", "", "p", "r1")
     c.close()
-    with open(path, "a") as f:
-        f.write('{"key": "abc", "mod')  # a crash mid-write
     c2 = ResponseCache(path)
     assert len(c2) == 1 and c2.get(cache_key("m", "", "p")) == "r1"
     assert c2.get(cache_key("m2", "", "p")) is None and c2.get(cache_key("m", "t=1", "p")) is None
-    # the torn tail is repaired on open: a resumed run appends whole lines, and the file reads back
-    assert [json.loads(x)["response"] for x in path.read_text().splitlines()] == ["r1"]
     c2.put(cache_key("m", "", "q"), "m", "", "q", "r2")
+    c2.put(cache_key("m", "", "q"), "m", "", "q", "other")  # the first answer is kept
     c2.close()
     c3 = ResponseCache(path)
     assert len(c3) == 2 and c3.get(cache_key("m", "", "q")) == "r2"
-    assert [json.loads(x)["response"] for x in path.read_text().splitlines()] == ["r1", "r2"]
+    rows = c3.rows()
+    assert [r["key"] for r in rows] == sorted([cache_key("m", "", "p"), cache_key("m", "", "q")])
+    assert {r["response"] for r in rows} == {"r1", "r2"}
 
 
-def test_cache_last_line_without_newline_is_not_glued_to(tmp_path):
+def test_old_jsonl_cache_is_migrated_torn_line_and_all(tmp_path):
     path = tmp_path / "c.jsonl"
-    row = {"key": cache_key("m", "", "p"), "model": "m", "settings": "", "prompt": "p", "response": "r1"}
-    path.write_text(json.dumps(row))  # complete, but no final newline (an edited file)
+    rows = [{"key": cache_key("m", "", p), "model": "m", "settings": "", "prompt": p, "response": f"#### {i}"}
+            for i, p in enumerate(("p", "q"))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"key": "abc", "mod')  # a crash mid-write
     c = ResponseCache(path)
-    c.put(cache_key("m", "", "q"), "m", "", "q", "r2")
+    assert len(c) == 2 and c.get(cache_key("m", "", "q")) == "#### 1"
+    c.put(cache_key("m", "", "z"), "m", "", "z", "#### 9")
     c.close()
-    assert len(path.read_text().splitlines()) == 2 and len(ResponseCache(path)) == 2
+    assert path.read_bytes()[:16] == b"SQLite format 3\x00"  # converted in place
+    assert len(ResponseCache(path)) == 3 and B.with_cache(None, path).model == "m"
+    last = tmp_path / "d.jsonl"
+    last.write_text(json.dumps(rows[0]))  # complete, but no final newline (an edited file)
+    assert len(ResponseCache(last)) == 1
+
+
+def test_two_processes_share_one_cache(tmp_path):
+    """Two runs writing one --cache at once keep every answer (the old JSONL compaction dropped some)."""
+    import multiprocessing as mp
+
+    path = tmp_path / "shared.sqlite"
+    n = 150
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_write_answers, args=(str(path), w, n)) for w in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    c = ResponseCache(path)
+    assert len(c) == 2 * n
+    assert all(c.get(cache_key("m", "", f"w{w}-{i}")) == f"#### {w}-{i}" for w in range(2) for i in range(n))
+
+
+def _write_answers(path, worker, n):
+    c = ResponseCache(path)
+    for i in range(n):
+        c.put(cache_key("m", "", f"w{worker}-{i}"), "m", "", f"w{worker}-{i}", f"#### {worker}-{i}")
+        if i % 50 == 49:  # what a run does at its end, while the other is still writing
+            c.compact()
+    c.compact()
+
+
+@pytest.mark.parametrize("content, match", [
+    (b"\xff\xfe\x00garbage\n", "not UTF-8"),
+    (b'not json\n{"x": 2}\n', "not valid JSON"),
+    (b'{"key": 1}\n', "lacks key"),
+    (b"SQLite format 3\x00" + b"\x00" * 200, "corrupt"),
+])
+def test_bad_cache_files_are_input_errors(tmp_path, content, match):
+    from paperkit.core.errors import InputError
+
+    path = tmp_path / "c.bin"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=match):
+        ResponseCache(path)
+    assert path.read_bytes() == content  # refused, never replaced
+
+
+def test_other_sqlite_database_is_refused(tmp_path):
+    import sqlite3
+
+    from paperkit.core.errors import InputError
+
+    path = tmp_path / "other.db"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    with pytest.raises(InputError, match="not a paperkit response cache"):
+        ResponseCache(path)
 
 
 def test_replay_misses_are_failed_items_and_model_choice(tmp_path):
-    path = tmp_path / "c.jsonl"
+    path = tmp_path / "c.sqlite"
     c = ResponseCache(path)
     for m in ("a", "b"):
         c.put(cache_key(m, "", "p"), m, "", "p", f"#### {m}")
@@ -247,3 +309,141 @@ def test_hf_backend_bad_directory(tmp_path):
         B.HFBackend(str(tmp_path / "missing"))
     with pytest.raises(InputError, match="cannot load"):
         B.HFBackend(str(tmp_path))
+
+
+# ------------------------------------------------------------------------------- openai: parameters, hygiene
+REFUSES_MAX_TOKENS = (400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                           "Use 'max_completion_tokens' instead.")
+
+
+def test_openai_sends_the_seed():
+    with ChatServer(lambda p, r: "#### 1") as server:
+        inner = B.make_backend("openai", model="m", base_url=server.base_url, seed=7, retries=0)
+        assert inner.complete(["Problem: 1"])[0].text == "#### 1"
+        assert server.requests[0]["body"]["seed"] == 7 and "seed=7" in inner.settings
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_openai_falls_back_to_max_completion_tokens_once(jobs):
+    refuse = lambda n, body: REFUSES_MAX_TOKENS if "max_tokens" in body else None  # noqa: E731
+    with ChatServer(lambda p, r: "#### 2", status=refuse) as server:
+        b = openai_backend(server.base_url, jobs=jobs, max_tokens=77)
+        out = b.complete([f"Problem: {i}" for i in range(6)])
+        bodies = [r["body"] for r in server.requests]
+    assert all(c.text == "#### 2" for c in out), [c.error for c in out]
+    assert b.inner.token_param == "max_completion_tokens"
+    refused = [x for x in bodies if "max_tokens" in x]
+    assert 1 <= len(refused) <= jobs  # only requests sent before the first refusal came back
+    assert len(bodies) == 6 + len(refused)
+    assert all(x["max_completion_tokens"] == 77 for x in bodies if "max_tokens" not in x)
+    assert "max_tokens=77" in b.settings  # the same limit: the cache key does not change
+
+
+def test_openai_other_400s_do_not_switch_parameters():
+    with ChatServer(status=lambda n, body: (400, "max_tokens must be at most 4096")) as server:
+        b = openai_backend(server.base_url, fail_fast=0)
+        assert "HTTP 400" in b.complete(["x"])[0].error
+        assert len(server.requests) == 1 and b.inner.token_param == "max_tokens"
+
+
+def test_openai_run_stops_when_the_first_calls_all_fail_alike():
+    with ChatServer(status=lambda n, body: (400, "this model does not support chat")) as server:
+        b = openai_backend(server.base_url, fail_fast=4)
+        with pytest.raises(B.BackendFatal, match="first 4 calls .* same error .*does not support chat"):
+            b.complete([f"Problem: {i}" for i in range(20)])
+        assert len(server.requests) == 4
+    # once a call has succeeded, failures are per item again
+    with ChatServer(lambda p, r: "#### 1", status=lambda n, body: 500 if n >= 1 else None) as server:
+        out = openai_backend(server.base_url, fail_fast=2).complete([f"Problem: {i}" for i in range(5)])
+        assert out[0].text == "#### 1" and all("HTTP 500" in c.error for c in out[1:])
+
+
+def test_key_over_plain_http_to_another_host_is_warned_once(monkeypatch):
+    monkeypatch.setenv("COGMATH_TEST_KEY", "sk-x")
+    seen = []
+    for url, warned in [("http://10.0.0.7:8000/v1", True), ("http://gpu-box.lan/v1", True),
+                        ("https://api.example.org/v1", False), ("http://127.0.0.1:8000/v1", False),
+                        ("http://localhost:8000/v1", False), ("http://[::1]:8000/v1", False)]:
+        seen.clear()
+        b = B.make_backend("openai", model="m", base_url=url, api_key_env="COGMATH_TEST_KEY", on_warning=seen.append)
+        b.close()
+        assert len(seen) == int(warned), url
+        assert not warned or ("unencrypted" in seen[0] and "sk-x" not in seen[0])
+    seen.clear()
+    B.make_backend("openai", model="m", base_url="http://10.0.0.7/v1", on_warning=seen.append).close()  # no key
+    assert seen == []
+    with pytest.warns(UserWarning, match="unencrypted"):
+        B.make_backend("openai", model="m", base_url="http://10.0.0.7/v1", api_key_env="COGMATH_TEST_KEY").close()
+
+
+# -------------------------------------------------------------------------- hf: tokenise once, dtype, key
+BOS_TEMPLATE = ("{{ bos_token }}{% for m in messages %}{{ m['content'] }} {% endfor %}"
+                "{% if add_generation_prompt %}Answer :{% endif %}")
+
+
+def _tiny_bos_model(d, template=BOS_TEMPLATE):
+    """A random GPT-2 whose tokenizer adds BOS itself *and* whose chat template starts with BOS (as
+    Llama-style templates do): rendering the template to text and tokenising it again doubles BOS."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    words = ["<pad>", "<unk>", "<eos>", "<bos>"] + [str(i) for i in range(20)] + [
+        "####", "the", "Problem", ":", "Answer", "apples", "has", "."]
+    tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tk.post_processor = processors.TemplateProcessing(single="<bos> $A", special_tokens=[("<bos>", 3)])
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", pad_token="<pad>", eos_token="<eos>",
+                                  bos_token="<bos>")
+    tok.chat_template = template
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(words), n_positions=256, n_embd=16, n_layer=1, n_head=2,
+                                       bos_token_id=3, eos_token_id=2, pad_token_id=0))
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    return d
+
+
+@pytest.fixture(scope="module")
+def bos_model(tmp_path_factory):
+    pytest.importorskip("transformers")
+    return _tiny_bos_model(tmp_path_factory.mktemp("tiny-bos"))
+
+
+def test_hf_prompt_is_tokenised_once_with_one_bos(bos_model):
+    b = B.HFBackend(str(bos_model), max_new_tokens=2, batch_size=4, device="cpu")
+    seen = []
+    generate = b.lm.generate
+
+    def spy(**kw):
+        seen.append((kw["input_ids"].clone(), kw["attention_mask"].clone()))
+        return generate(**kw)
+
+    b.lm.generate = spy
+    prompts = ["Problem : apples has 3 .", "Problem : 7", "the"]
+    out = b.complete(prompts)
+    assert all((c.text is None) != (c.error is None) for c in out)
+    ids, mask = seen[0]
+    bos, words = b.tok.bos_token_id, [b.tok.convert_ids_to_tokens(int(i)) for i in ids[1][mask[1].bool()]]
+    for row, m in zip(ids, mask, strict=True):
+        real = row[m.bool()].tolist()
+        assert real.count(bos) == 1 and real[0] == bos, b.tok.convert_ids_to_tokens(real)
+    assert words == ["<bos>", "Problem", ":", "7", "Answer", ":"]  # the template, tokenised once
+    assert bool((mask[:, -1] == 1).all())  # left padding: generation continues every prompt
+
+
+def test_hf_dtype_and_chat_template_are_in_the_cache_key(bos_model, tmp_path):
+    import torch
+
+    default = B.HFBackend(str(bos_model), device="cpu")
+    assert default.lm.dtype == torch.float32 and "dtype=float32" in default.settings
+    half = B.make_backend("hf", model=str(bos_model), device="cpu", dtype="bfloat16")
+    assert half.lm.dtype == torch.bfloat16 and "dtype=bfloat16" in half.settings
+    assert "chat_template=" in default.settings and "chat_template=none" not in default.settings
+    other = B.HFBackend(str(_tiny_bos_model(tmp_path / "m2", template=BOS_TEMPLATE + " ")), device="cpu")
+    keys = {B.CachedBackend(b, ResponseCache(None)).key("p") for b in (default, half, other)}
+    assert len(keys) == 3  # another precision or template never replays these answers
+    with pytest.raises(UsageError, match="--dtype"):
+        B.HFBackend(str(bos_model), dtype="float8")
+    with pytest.raises(UsageError, match="--model PATH"):
+        B.make_backend("hf")

@@ -2,19 +2,20 @@
 
 * ``openai`` — any OpenAI-compatible chat-completions endpoint (vLLM, llama.cpp server, Ollama, hosted
   APIs) through the official ``openai`` client: base URL, model, API key read from an environment
-  variable, temperature 0, per-request timeout, the client's retries with exponential backoff, and
-  ``jobs`` concurrent requests.
+  variable, temperature 0, the run's seed, per-request timeout, the client's retries with exponential
+  backoff, ``jobs`` concurrent requests, and ``max_completion_tokens`` for servers that refuse ``max_tokens``.
 * ``shell``  — a program given as an argv list (never through a shell): the prompt on stdin, the
   answer on stdout, a timeout; a non-zero exit is a failed item.
-* ``hf``     — a local Hugging Face causal LM directory (transformers), greedy decoding, batched.
+* ``hf``     — a local Hugging Face causal LM folder (transformers), greedy decoding, batched, a chosen
+  dtype; each prompt is tokenised once (through the chat template when the model has one).
 * ``rule``   — the template-aware rule solver (:mod:`.solver`) with switchable failure modes, plus the
   memoriser; a reference model under test with known behaviour.
 * ``replay`` — answers only from the response cache (:mod:`.cache`); a prompt not cached is a failed item.
 
 Failures are of two kinds. A *per-item* failure (timeout, HTTP 5xx/429 after retries, HTTP 400, an
 empty or malformed reply, a non-zero exit) is recorded for that prompt and never counted as a pass;
-the run goes on. A *fatal* one (server unreachable, HTTP 401/403/404, program not found) stops the
-run with :class:`BackendFatal`; every answer already obtained is in the cache, so ``--resume``
+the run goes on. A *fatal* one (server unreachable, HTTP 401/403/404, program not found, the first
+calls of an openai run all failing with the same error) stops the run with :class:`BackendFatal`; every answer already obtained is in the cache, so ``--resume``
 continues from there. Credentials never enter settings, cache keys, messages or logs.
 """
 
@@ -122,12 +123,49 @@ class Backend(abc.ABC):
 
 
 # ---------------------------------------------------------------------------------------------- openai
+def is_loopback_url(url: str) -> bool:
+    """Whether ``url`` names this machine (localhost, 127.0.0.0/8, ::1)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _default_warning(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, UserWarning, stacklevel=4)
+
+
 class OpenAIBackend(Backend):
+    """An OpenAI-compatible chat-completions endpoint.
+
+    * ``seed`` is sent with every request (servers that honour it sample reproducibly).
+    * Reasoning models refuse ``max_tokens`` and take ``max_completion_tokens``: on a 400 that names
+      ``max_tokens`` the request is sent once more with ``max_completion_tokens``, and the rest of the run
+      uses it (the limit is the same, so the cache key does not change).
+    * When the first ``fail_fast`` calls of a run all fail with the same error (a wrong parameter, a model
+      that cannot serve chat), the run stops with :class:`BackendFatal` instead of making N failing calls;
+      0 turns this off. Once one call has succeeded, failures are per item again.
+    * A key sent over plain http to a host other than this machine is reported once through
+      ``on_warning`` (default: :func:`warnings.warn`); the library never prints.
+    """
+
     kind = "openai"
 
     def __init__(self, model: str, *, base_url: str, api_key: str | None = None, timeout: float = 60.0,
                  retries: int = 2, temperature: float = 0.0, max_tokens: int = 1024, seed: int | None = None,
-                 system: str | None = None, jobs: int = 1):
+                 system: str | None = None, jobs: int = 1, fail_fast: int = 5,
+                 on_warning: Callable[[str], None] | None = None):
         super().__init__(model, jobs=jobs)
         try:
             import openai
@@ -138,6 +176,15 @@ class OpenAIBackend(Backend):
         self._openai = openai
         self.base_url = base_url
         self.temperature, self.max_tokens, self.seed, self.system = temperature, max_tokens, seed, system
+        self.fail_fast = max(0, int(fail_fast))
+        self.token_param = "max_tokens"
+        self._state_lock = threading.Lock()
+        self._succeeded = False
+        self._same_failures = 0
+        self._last_failure: str | None = None
+        if api_key and base_url.lower().startswith("http://") and not is_loopback_url(base_url):
+            (on_warning or _default_warning)(
+                f"the API key is sent unencrypted to {base_url} (plain http to another machine); use https")
         # Local servers need no key; the client insists on one, so a placeholder is sent.
         self.client = openai.OpenAI(base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout,
                                     max_retries=retries)
@@ -152,15 +199,54 @@ class OpenAIBackend(Backend):
         return " ".join(parts)
 
     def generate(self, prompt: str) -> str:
+        try:
+            text = self._generate(prompt)
+        except ItemError as e:
+            self._failed(str(e))
+            raise
+        with self._state_lock:
+            self._succeeded = True
+        return text
+
+    def _failed(self, message: str) -> None:
+        with self._state_lock:
+            if self._succeeded or not self.fail_fast:
+                return
+            if message == self._last_failure:
+                self._same_failures += 1
+            else:
+                self._last_failure, self._same_failures = message, 1
+            if self._same_failures >= self.fail_fast:
+                raise BackendFatal(f"the first {self._same_failures} calls to {self.base_url} all failed with the "
+                                   f"same error ({message}); stopping the run")
+
+    def _create(self, messages: list[dict[str, str]], token_param: str) -> Any:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature,
+                                  token_param: self.max_tokens}
+        if self.seed is not None:
+            kwargs["seed"] = self.seed
+        return self.client.chat.completions.create(**kwargs)
+
+    def _generate(self, prompt: str) -> str:
         oa = self._openai
         messages = ([{"role": "system", "content": self.system}] if self.system else []) + [
             {"role": "user", "content": prompt}]
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature,
-                                  "max_tokens": self.max_tokens}
-        if self.seed is not None:
-            kwargs["seed"] = self.seed
         try:
-            r = self.client.chat.completions.create(**kwargs)
+            sent = self.token_param
+            try:
+                r = self._create(messages, sent)
+            except oa.BadRequestError as e:
+                # "Unsupported parameter: 'max_tokens' ... Use 'max_completion_tokens' instead." (reasoning models)
+                said = str(e).lower()
+                if sent != "max_tokens" or "max_tokens" not in said or not (
+                        "max_completion_tokens" in said or "support" in said):
+                    raise
+                with self._state_lock:
+                    switched, self.token_param = self.token_param == "max_tokens", "max_completion_tokens"
+                if switched:
+                    log.info("%s refuses max_tokens; sending max_completion_tokens for the rest of the run",
+                             self.base_url)
+                r = self._create(messages, "max_completion_tokens")
         except oa.APITimeoutError as e:
             raise ItemError("request timed out") from e
         except oa.APIConnectionError as e:
@@ -221,52 +307,86 @@ class ShellBackend(Backend):
 
 
 # -------------------------------------------------------------------------------------------------- hf
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
 class HFBackend(Backend):
+    """A local causal LM folder. ``dtype``: ``float32``/``bfloat16``/``float16``, ``auto`` (the dtype in
+    the model's config), or None (float32 on CPU, ``auto`` on CUDA). The dtype actually loaded and a hash
+    of the chat template are part of :attr:`settings`, so answers from another precision or template
+    (another transformers version, an edited tokenizer) never replay as these."""
+
     kind = "hf"
 
-    def __init__(self, model_dir: str, *, max_new_tokens: int = 256, batch_size: int = 8, device: str = "auto",
-                 seed: int = 0, model: str | None = None):
-        path = Path(model_dir)
+    def __init__(self, model_path: str, *, max_new_tokens: int = 256, batch_size: int = 8, device: str = "auto",
+                 seed: int = 0, model: str | None = None, dtype: str | None = None):
+        path = Path(model_path)
         if not path.is_dir():
-            raise InputError(f"{model_dir}: no such model directory; expected a local Hugging Face model folder")
+            raise InputError(f"{model_path}: no such model directory; expected a local Hugging Face model folder")
+        if dtype is not None and dtype not in DTYPES:
+            raise UsageError(f"--dtype {dtype!r} is unknown; expected one of {', '.join(DTYPES)}")
         try:
             import torch
+            import transformers
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as e:  # pragma: no cover
             raise UsageError("the hf backend needs transformers: pip install 'paperkit[hf]'") from e
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
+        if dtype is None:
+            dtype = "float32" if device == "cpu" else "auto"
+        wanted = dtype if dtype == "auto" else getattr(torch, dtype)
+        # transformers >= 4.56 spells it dtype (torch_dtype is deprecated); older versions only know torch_dtype
+        major, minor = (int(x) for x in re.findall(r"\d+", transformers.__version__)[:2])
+        dtype_kw = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
         try:
             self.tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            self.lm = AutoModelForCausalLM.from_pretrained(path, local_files_only=True).to(device).eval()
+            self.lm = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **{dtype_kw: wanted})
         except (OSError, ValueError) as e:
-            raise InputError(f"{model_dir}: cannot load a causal LM and tokenizer ({_first_line(e)})") from e
+            raise InputError(f"{model_path}: cannot load a causal LM and tokenizer ({_first_line(e)})") from e
+        if wanted != "auto" and self.lm.dtype != wanted:
+            self.lm = self.lm.to(wanted)
+        self.lm = self.lm.to(device).eval()
         if self.tok.pad_token is None:
             self.tok.pad_token = self.tok.eos_token if self.tok.eos_token is not None else self.tok.unk_token
         self.tok.padding_side = "left"
         self.device, self.max_new_tokens, self.batch_size, self.seed = device, max_new_tokens, max(1, batch_size), seed
+        self.dtype = str(self.lm.dtype).removeprefix("torch.")
+        template = getattr(self.tok, "chat_template", None)
+        if template is not None and not isinstance(template, str):  # several named templates
+            template = repr(sorted(dict(template).items()))
+        self.template_hash = hashlib.sha256(template.encode()).hexdigest()[:16] if template else "none"
         self._torch = torch
         self._lock = threading.Lock()
         super().__init__(model or "hf:" + path.resolve().name, jobs=1)
 
     @property
     def settings(self) -> str:
-        return f"greedy max_new_tokens={self.max_new_tokens}"
+        return f"greedy max_new_tokens={self.max_new_tokens} dtype={self.dtype} chat_template={self.template_hash}"
 
-    def _format(self, prompt: str) -> str:
-        if getattr(self.tok, "chat_template", None):
-            return self.tok.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
-                                                add_generation_prompt=True)
-        return prompt
+    def _ids(self, prompt: str) -> list[int]:
+        """Token ids of one prompt, tokenised once: through the chat template when there is one (which
+        places any BOS itself), else with the tokenizer's own special tokens."""
+        if self.template_hash != "none":
+            ids = self.tok.apply_chat_template([{"role": "user", "content": prompt}], tokenize=True,
+                                               add_generation_prompt=True, return_dict=False)
+            if hasattr(ids, "keys"):  # a BatchEncoding on versions that ignore return_dict=False
+                ids = ids["input_ids"]
+            return list(ids)
+        return list(self.tok(prompt)["input_ids"])
+
+    def encode(self, prompts: Sequence[str]) -> Any:
+        """The left-padded batch (input_ids, attention_mask) that :meth:`complete` generates from."""
+        return self.tok.pad({"input_ids": [self._ids(p) for p in prompts]}, padding=True, return_tensors="pt")
 
     def complete(self, prompts: Sequence[str], on_done: OnDone | None = None) -> list[Completion]:
         torch = self._torch
         out: list[Completion] = []
         with self._lock:
             for start in range(0, len(prompts), self.batch_size):
-                chunk = [self._format(p) for p in prompts[start:start + self.batch_size]]
+                chunk = prompts[start:start + self.batch_size]
                 try:
-                    enc = self.tok(chunk, return_tensors="pt", padding=True).to(self.device)
+                    enc = self.encode(chunk).to(self.device)
                     torch.manual_seed(self.seed)
                     with torch.no_grad():
                         gen = self.lm.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False,
@@ -451,15 +571,18 @@ BACKENDS = ("openai", "shell", "hf", "rule", "replay")
 
 
 def make_backend(kind: str, *, model: str | None = None, base_url: str | None = None,
-                 api_key_env: str | None = None, cmd: str | None = None, model_dir: str | None = None,
-                 timeout: float = 60.0, retries: int = 2, max_tokens: int = 1024, temperature: float = 0.0,
-                 jobs: int = 1, failures: str | None = None, seed: int = 0, template: str = "{inquiry}",
-                 memory: Sequence[tuple[str, str]] = (), device: str = "auto") -> Backend | None:
+                 api_key_env: str | None = None, cmd: str | None = None, timeout: float = 60.0, retries: int = 2,
+                 max_tokens: int = 1024, temperature: float = 0.0, jobs: int = 1, failures: str | None = None,
+                 seed: int = 0, template: str = "{inquiry}", memory: Sequence[tuple[str, str]] = (),
+                 device: str = "auto", dtype: str | None = None,
+                 on_warning: Callable[[str], None] | None = None) -> Backend | None:
     """A backend by name (None for ``replay``, which answers from the cache alone); wrap it with
     :func:`with_cache`.
 
-    ``api_key_env`` names the environment variable holding the API key (the key itself is never put in
-    settings, logs or files); a named variable that is unset or empty is a usage error.
+    ``model`` is the served model's name (openai), the local model folder (hf), or a name for the answers
+    in the cache (shell, rule). ``api_key_env`` names the environment variable holding the API key (the
+    key itself is never put in settings, logs or files); a named variable that is unset or empty is a
+    usage error. ``on_warning`` receives warnings meant for the user (default: :func:`warnings.warn`).
     """
     import os
 
@@ -476,15 +599,16 @@ def make_backend(kind: str, *, model: str | None = None, base_url: str | None = 
         if not base_url:
             raise UsageError("the openai backend needs --base-url (e.g. http://127.0.0.1:8000/v1)")
         return OpenAIBackend(model or "", base_url=base_url, api_key=key, timeout=timeout, retries=retries,
-                             temperature=temperature, max_tokens=max_tokens, jobs=jobs)
+                             temperature=temperature, max_tokens=max_tokens, seed=seed, jobs=jobs,
+                             on_warning=on_warning)
     if kind == "shell":
         if not cmd:
             raise UsageError("the shell backend needs --cmd 'PROGRAM ARGS...'")
         return ShellBackend(cmd, timeout=timeout, jobs=jobs, model=model)
     if kind == "hf":
-        if not model_dir:
-            raise UsageError("the hf backend needs --model-dir DIR (a local Hugging Face model folder)")
-        return HFBackend(model_dir, max_new_tokens=max_tokens, device=device, seed=seed, model=model)
+        if not model:
+            raise UsageError("the hf backend needs --model PATH (a local Hugging Face model folder)")
+        return HFBackend(model, max_new_tokens=max_tokens, device=device, seed=seed, dtype=dtype)
     return RuleBackend(template=template, failures=parse_failures(failures), seed=seed, memory=memory, model=model)
 
 

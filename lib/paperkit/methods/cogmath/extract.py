@@ -15,9 +15,11 @@ is where harnesses lose most points (run-on generations, last number taken inste
 
 Numbers: optional sign (``-``, ``−``), currency (``$``), thousands separators (``1,234`` and LaTeX
 ``1{,}234``), decimals, ``a/b`` fractions, a trailing ``%`` (kept as the number before it, the GSM8K
-convention), ``\\frac{a}{b}``; other LaTeX (``\\sqrt``, ``\\pi``, powers) is turned into a sympy
-expression. Values are exact :class:`fractions.Fraction` where the text is a plain number, so matching
-needs no floating point; symbolic answers are compared with sympy (simplify, then a numeric check).
+convention), ``\\frac{a}{b}``; other LaTeX (``\\sqrt``, ``\\pi``, powers) is read into a sympy
+expression by the whitelist parser of :mod:`.mathparse` (model output is never evaluated as Python).
+Values are exact :class:`fractions.Fraction` where the text is a plain number, so matching needs no
+floating point; symbolic answers are compared with sympy (canonical form, then their values at 30
+digits agreeing to 1e-12 relative).
 
 Matching is exact, with one allowance for references written rounded: when either side is a decimal
 with ``k >= 2`` places, the other passes if it rounds to it at ``k`` places (``2.414`` ≡ √2 + 1).
@@ -34,8 +36,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from paperkit.core.errors import ConfigError
+from paperkit.methods.cogmath.mathparse import from_fraction, to_sympy
 
 DEFAULT_MARKERS: tuple[str, ...] = ("####", "\\boxed", "final answer", "answer is", "answer:")
 DEFAULT_REFUSALS: tuple[str, ...] = (
@@ -57,17 +61,19 @@ _NUMBER = re.compile(
 _LATEX_NOISE = (("{,}", ","), ("\\!", ""), ("\\,", ""), ("\\;", ""), ("\\ ", " "), ("\\$", "$"), ("\\%", "%"),
                 ("\\left", ""), ("\\right", ""), ("\\dfrac", "\\frac"), ("\\tfrac", "\\frac"), ("−", "-"))
 _TEXT_CMD = re.compile(r"\\(?:text|textbf|mathrm|mbox|mathbf)\{([^{}]*)\}")
-_SYMBOLIC_HINT = re.compile(r"\\(?:sqrt|pi|frac|cdot|times)|\^|[a-z]\s*\(|\bpi\b|sqrt")
+_SYMBOLIC_HINT = re.compile(r"\\(?:sqrt|pi|frac|cdot|times)|\^|[a-z]\s*\(|(?<![a-z])pi\b|sqrt|[√π]")
 
 
 @dataclass(frozen=True)
 class Answer:
-    """An extracted answer: an exact number, or a sympy-parsable expression; ``raw`` is the source text."""
+    """An extracted answer: an exact number, or a symbolic expression (``expr`` its text, ``value`` its sympy
+    tree, built by :mod:`.mathparse`); ``raw`` is the source text."""
 
     exact: Fraction | None = None
     expr: str | None = None
     raw: str = ""
     decimals: int = 0  # decimal places as written (for rounded references)
+    value: Any = field(default=None, compare=False, repr=False)  # the sympy expression behind ``expr``
 
     @property
     def found(self) -> bool:
@@ -130,8 +136,14 @@ def format_number(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
+_MAX_NUMBER_CHARS = 400  # longer digit runs are not answers (and int() refuses over 4300 digits)
+
+
 def _match_value(m: re.Match) -> tuple[Fraction, int]:
+    """The value of a number match; ZeroDivisionError for ``a/0``, ValueError for an absurdly long number."""
     num = m.group("num").replace(",", "")
+    if len(num) > _MAX_NUMBER_CHARS or len(m.group("den") or "") > _MAX_NUMBER_CHARS:
+        raise ValueError("number too long")
     value = Fraction(num)
     decimals = len(num.split(".", 1)[1]) if "." in num else 0
     if m.group("den") is not None:
@@ -161,7 +173,7 @@ def numbers_in(text: str) -> list[Answer]:
     for m in _NUMBER.finditer(text):
         try:
             value, decimals = _match_value(m)
-        except ZeroDivisionError:
+        except (ZeroDivisionError, ValueError):
             continue
         raw = m.group(0).strip()
         if m.group("sign") and _after_operand(text, m.start()):
@@ -186,12 +198,12 @@ def parse_answer(text: str) -> Answer:
         try:
             value, decimals = _match_value(m)
             return Answer(exact=value, raw=text.strip(), decimals=decimals)
-        except ZeroDivisionError:
+        except (ZeroDivisionError, ValueError):
             return Answer(raw=text)
     expr = latex_to_sympy(s)
     if expr is None:
         return Answer(raw=text)
-    return Answer(exact=_exact_if_rational(expr), expr=expr, raw=text.strip())
+    return Answer(exact=_exact_if_rational(expr), expr=str(expr), raw=text.strip(), value=expr)
 
 
 def _clean_latex(text: str) -> str:
@@ -216,46 +228,19 @@ def _braced(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
-def latex_to_sympy(s: str) -> str | None:
-    """A sympy expression string for a small LaTeX/plain math answer, or None if it is not one."""
-    t = s.strip()
-    for _ in range(20):  # \frac{a}{b} → ((a)/(b)), innermost first via repetition
-        i = t.find("\\frac")
-        if i < 0:
-            break
-        a = _braced(t, i + 5)
-        b = _braced(t, a[1]) if a else None
-        if not a or not b:
-            return None
-        t = t[:i] + f"(({a[0]})/({b[0]}))" + t[b[1]:]
-    t = re.sub(r"\\sqrt\{", "sqrt{", t)
-    t = (t.replace("\\pi", "pi").replace("\\cdot", "*").replace("\\times", "*").replace("^", "**")
-         .replace("{", "(").replace("}", ")").replace("$", "").replace(",", ""))
-    if "\\" in t or not re.fullmatch(r"[\w\s+\-*/().]*", t) or not re.search(r"\d|pi", t):
+def latex_to_sympy(s: str) -> Any | None:
+    """The sympy expression of a small LaTeX/plain math answer, or None if it is not one (or names a
+    variable, which is not an answer we can compare). Read by :mod:`.mathparse`, never evaluated."""
+    t = s.strip().replace("$", "")
+    expr = to_sympy(t)
+    if expr is None or expr.free_symbols:
         return None
-    try:
-        from sympy.parsing.sympy_parser import (
-            convert_xor,
-            implicit_multiplication_application,
-            parse_expr,
-            standard_transformations,
-        )
-
-        expr = parse_expr(t, transformations=standard_transformations + (implicit_multiplication_application,
-                                                                          convert_xor), evaluate=True)
-    except Exception:  # noqa: BLE001 - any parse failure means "not an answer we can read"
-        return None
-    if expr.free_symbols:  # a variable is not an answer we can compare
-        return None
-    return str(expr)
+    return expr
 
 
-def _exact_if_rational(expr: str) -> Fraction | None:
-    import sympy
-
-    e = sympy.sympify(expr)
-    if e.is_Rational:
-        return Fraction(int(e.p), int(e.q))
+def _exact_if_rational(expr: Any) -> Fraction | None:
+    if expr.is_Rational:
+        return Fraction(int(expr.p), int(expr.q))
     return None
 
 
@@ -395,6 +380,15 @@ def _rounds_to(value: Fraction, ref: Answer) -> bool:
     return abs(value - ref.exact) <= half
 
 
+def _sympy_value(a: Answer) -> Any | None:
+    """The sympy value of an answer: its tree, its exact number, or its ``expr`` text read safely."""
+    if a.value is not None:
+        return a.value
+    if a.exact is not None:
+        return from_fraction(a.exact)
+    return latex_to_sympy(a.expr or "")
+
+
 def equivalent(a: Answer, b: Answer, *, rounding: bool = True) -> bool:
     """Numeric/symbolic equivalence of two answers (exact; rounding allowance as documented)."""
     if not a.found or not b.found:
@@ -403,15 +397,16 @@ def equivalent(a: Answer, b: Answer, *, rounding: bool = True) -> bool:
         if a.exact == b.exact:
             return True
         return rounding and (_rounds_to(a.exact, b) or _rounds_to(b.exact, a))
-    import sympy
-
+    ea, eb = _sympy_value(a), _sympy_value(b)
+    if ea is None or eb is None:
+        return False
+    if ea == eb:  # sympy's canonical form already equates sqrt(8)/2 and sqrt(2)
+        return True
+    # Numbers only, at 30 digits: sympy.simplify takes super-exponential time on nested functions
+    # (sin(sin(...(1)))), and a crafted answer must not stall scoring; the parser admits no variables.
     try:
-        ea = sympy.sympify(a.expr if a.expr is not None else str(a.exact))
-        eb = sympy.sympify(b.expr if b.expr is not None else str(b.exact))
-        if sympy.simplify(ea - eb) == 0:
-            return True
         va, vb = complex(ea.evalf(30)), complex(eb.evalf(30))
-    except Exception:  # noqa: BLE001 - unparseable or non-numeric: not equivalent
+    except Exception:  # noqa: BLE001 - non-numeric or out of range: not equivalent
         return False
     if abs(va - vb) <= 1e-12 * max(1.0, abs(vb)):
         return True

@@ -16,6 +16,8 @@ SUMMARY_KEYS = ("n_problems", "accuracy", "pass_rate", "overestimation", "dimens
 
 def load_summary(run: str | os.PathLike) -> dict[str, Any]:
     p = Path(run)
+    if not p.exists():
+        raise InputError(f"{run}: no such run directory or summary.json")
     path = p / "summary.json" if p.is_dir() else p
     if not path.exists():
         raise InputError(f"{run}: no summary.json; expected a cogmath-eval run directory or its summary.json")

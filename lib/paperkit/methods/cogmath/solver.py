@@ -246,7 +246,15 @@ def symbolic_answer(prog: P.Program) -> Any:
     if prog.redefinition is not None:
         w, _, val = prog.redefinition
         meanings[w] = sympy.Rational(val.numerator, val.denominator)
-    return sympy.sympify(P.execute(replace(out, redefinition=None), meanings))
+    value = P.execute(replace(out, redefinition=None), meanings)
+    # the program computes with Fractions and sympy objects; convert explicitly (no string is ever parsed)
+    if isinstance(value, Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    if not isinstance(value, sympy.Basic):
+        raise TypeError(f"program value of type {type(value).__name__} is not a number")
+    return value
 
 
 def solve_backward(prog: P.Program, answer: Fraction) -> list[Fraction]:

@@ -7,7 +7,7 @@ without a language model. Its replies come from a scripted responder: by default
 rule solver reading the problem out of the prompt, or any ``responder(prompt, request) -> str``.
 
 Knobs to exercise failure handling: ``latency`` (seconds per request), ``status`` (a callable
-returning an HTTP status to send instead of an answer), ``malformed`` (answer 200 with a body that is
+returning an HTTP status, or ``(status, message)``, to send instead of an answer), ``malformed`` (answer 200 with a body that is
 not chat-completions JSON), ``api_key`` (require ``Authorization: Bearer <key>``). Every request body
 and its Authorization header are recorded in ``requests``.
 """
@@ -37,7 +37,8 @@ class ChatServer:
     """``with ChatServer() as s: OpenAI(base_url=s.base_url, ...)``"""
 
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
-                 status: Callable[[int, dict[str, Any]], int | None] | None = None, malformed: bool = False,
+                 status: Callable[[int, dict[str, Any]], int | tuple[int, str] | None] | None = None,
+                 malformed: bool = False,
                  api_key: str | None = None, model: str = "stub-model"):
         self.responder = responder or rule_responder()
         self.latency, self.status, self.malformed, self.api_key, self.model = latency, status, malformed, api_key, model
@@ -96,7 +97,8 @@ class ChatServer:
                     time.sleep(outer.latency)
                 code = outer.status(n, body) if outer.status else None
                 if code:
-                    self._send(code, {"error": {"message": f"scripted status {code}"}})
+                    code, message = code if isinstance(code, tuple) else (code, f"scripted status {code}")
+                    self._send(code, {"error": {"message": message, "type": "invalid_request_error"}})
                     return
                 if outer.malformed:
                     self._send(200, None, raw=b'{"unexpected": true}')
