@@ -23,6 +23,18 @@ def test_sim_writes_outputs_and_is_reproducible(pk, tmp_path):
         assert col in header
 
 
+def test_sim_abm_mode_same_seed_same_bytes(pk, tmp_path):
+    runs = []
+    for name, seed in (("a", "7"), ("b", "7"), ("c", "8")):
+        r = pk("disempower-sim", "--mode", "abm", "--households", "2000", "--firms", "500", "--parties", "3",
+               "--horizon", "20", "--irreversibility-years", "2", "--seed", seed, "--run-dir", tmp_path / name, "-q")
+        assert r.exit_code == 0, r.stderr
+        runs.append((tmp_path / name / "trajectories.csv").read_bytes())
+    assert runs[0] == runs[1] != runs[2]
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["mode"] == "abm" and summary["households"] == 2000
+
+
 def test_sim_rk45_and_explain_sources(pk, tmp_path):
     r = pk("disempower-sim", "--integrator", "rk45", "--horizon", "10", "--irreversibility-years", "0",
            "--run-dir", tmp_path / "rk", "-q")
@@ -63,6 +75,8 @@ def test_compare_and_sweeps(pk, tmp_path):
     (["disempower-sim", "--dt", "0"], 2, "--dt"),
     (["disempower-sim", "--dt", "0.3"], 2, "whole number"),
     (["disempower-sim", "--integrator", "rk45", "--scenario", "late_mitigation"], 2, "triggered"),
+    (["disempower-sim", "--mode", "abm", "--integrator", "rk45"], 2, "--integrator euler"),
+    (["disempower-sim", "--mode", "abm", "--households", "3", "--parties", "5"], 2, "--parties"),
     (["disempower-sweep", "--param", "nope.x", "--values", "1"], 2, "nope"),
     (["disempower-sweep", "--mc", "5", "--sobol", "8"], 2, "exactly one"),
     (["disempower-sweep", "--sobol", "10"], 2, "power of 2"),

@@ -15,10 +15,20 @@ SETTINGS = "paperkit.methods.disempower.run:SimSettings"
 @horizon_options
 @click.option("--integrator", type=click.Choice(["euler", "rk45"]), default="euler", show_default=True,
               help="Euler at --dt (triggers supported), or scipy's RK45 reported every --dt (start times only).")
+@click.option("--mode", type=click.Choice(["ode", "abm"]), default="ode", show_default=True,
+              help="ode: the coupled ODE; abm: firms, households and parties as agents with stochastic adoption "
+                   "and voting (seeded by --seed), whose mean-field limit is the ODE.")
+@click.option("--households", type=click.IntRange(1, 10_000_000), default=20_000, show_default=True,
+              help="--mode abm: number of households (they vote and choose culture).")
+@click.option("--firms", type=click.IntRange(1, 10_000_000), default=5_000, show_default=True,
+              help="--mode abm: number of firms per system (each adopts AI by stochastic imitation).")
+@click.option("--parties", type=click.IntRange(1, 10_000), default=5, show_default=True,
+              help="--mode abm: number of parties (votes become seats by proportional representation).")
 @set_option
 @options.seed_option
 @options.run_dir_options
-def cli(scenario, horizon, dt, irreversibility_years, integrator, overrides, seed, run_dir, resume, force):
+def cli(scenario, horizon, dt, irreversibility_years, integrator, mode, households, firms, parties, overrides, seed,
+        run_dir, resume, force):
     """Simulate the coupled economy/culture/state model of one scenario.
 
     Writes to DIR: trajectories.csv (t, c, a_*, I_*, X_*, A_*, q_*, LS, Y, C_H, HII, K, elite_share, active
@@ -30,6 +40,7 @@ def cli(scenario, horizon, dt, irreversibility_years, integrator, overrides, see
     Examples:
       $ paperkit disempower-sim --scenario baseline_incremental --run-dir runs/baseline
       $ paperkit disempower-sim --scenario early_mitigation --set W.econ.state=0.3 --run-dir runs/early
+      $ paperkit disempower-sim --mode abm --households 100000 --seed 1 --run-dir runs/abm
     """
     import json
 
@@ -52,7 +63,9 @@ def cli(scenario, horizon, dt, irreversibility_years, integrator, overrides, see
                                 ("hii_final", "final HII", ".3f"), ("theta_crossing", "HII<θ at", ".1f"),
                                 ("irreversible", "irreversible", ""), ("c_h_ratio", "C_H(T)/C_H(0)", ".2f"),
                                 ("elite_final", "elite share", ".2f")],
-                         title=f"disempower-sim: {horizon} years, dt {dt:g}, {integrator}")
+                         title=f"disempower-sim: {horizon} years, dt {dt:g}, "
+                         + (f"agents ({households} households, {firms} firms/system, {parties} parties)"
+                            if mode == "abm" else integrator))
     runtime.write_manifest(run_dir=run.path, seed=seed, inputs=[] if inputs.scenario.source.startswith("built-in")
                            else [inputs.scenario.source])
     options.echo_data(json.dumps({"run_dir": str(run.path), **{k: sm[k] for k in (

@@ -7,9 +7,10 @@ parameter with the claim it encodes; ``scenario`` reads scenario YAML (untrusted
 the commands.
 """
 
+from paperkit.methods.disempower.abm import Population, simulate_abm
 from paperkit.methods.disempower.dynamics import Model, compile_model, simulate, simulate_rk45
 from paperkit.methods.disempower.registry import SYSTEMS, load_registry
 from paperkit.methods.disempower.scenario import Scenario, builtin_names, load_scenario
 
-__all__ = ["SYSTEMS", "Model", "Scenario", "builtin_names", "compile_model", "load_registry", "load_scenario",
-           "simulate", "simulate_rk45"]
+__all__ = ["SYSTEMS", "Model", "Population", "Scenario", "builtin_names", "compile_model", "load_registry", "load_scenario",
+           "simulate", "simulate_abm", "simulate_rk45"]

@@ -131,8 +131,10 @@ def effects(model: Model, t: float, K: np.ndarray, A_state_rel: np.ndarray, t_on
 
 
 def observables(P: dict[str, np.ndarray], c: np.ndarray, a: np.ndarray, A: np.ndarray, q: np.ndarray,
-                eff: Effects | None, X0: np.ndarray | None) -> dict[str, np.ndarray]:
-    """Channels, output and indices at one instant (everything but the derivatives)."""
+                eff: Effects | None, X0: np.ndarray | None, leverage: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Channels, output and indices at one instant (everything but the derivatives). ``leverage`` ([n, 3]; the
+    agent-based mode) replaces the expected voter leverage (1 - a_state)^nu_state and human curation share
+    (1 - a_culture)^nu_culture by the shares the agents realised (columns state and culture are read)."""
     h = 1.0 - a
     q0 = np.maximum(1.0 - P["a0"], EPS)
     skill = np.maximum(q, EPS) / q0
@@ -147,8 +149,12 @@ def observables(P: dict[str, np.ndarray], c: np.ndarray, a: np.ndarray, A: np.nd
     human_capital = (tau + (1 - tau) * P["own"]) * (1 - LS)
     X = np.empty_like(a)
     X[:, ECON] = LS + human_capital
-    X[:, STATE] = democracy * h[:, STATE] ** P["nu_state"]
-    X[:, CULTURE] = h[:, CULTURE] ** P["nu_culture"]
+    if leverage is None:
+        X[:, STATE] = democracy * h[:, STATE] ** P["nu_state"]
+        X[:, CULTURE] = h[:, CULTURE] ** P["nu_culture"]
+    else:
+        X[:, STATE] = democracy * leverage[:, STATE]
+        X[:, CULTURE] = leverage[:, CULTURE]
     if X0 is not None:
         X = (1 - delegates)[:, None] * X + delegates[:, None] * X0
     RH = LS / np.maximum(LS + P["beta_k"] * (1 - LS), EPS)
@@ -172,13 +178,13 @@ def capability(model: Model, tau: np.ndarray) -> np.ndarray:
     return np.minimum(P["c_max"], P["c0"] + P["c_linear"] * tau)
 
 
-def derivatives(model: Model, t: float, tau, a, A, K, q, X0, A_state0, t_on, freeze_all=False):
+def derivatives(model: Model, t: float, tau, a, A, K, q, X0, A_state0, t_on, freeze_all=False, leverage=None):
     """(dtau, da, dA, dK, dq, observables, effects) at time t for every draw. ``tau`` is the capability
     clock: it runs at speed 1 - freeze, so a capability_freeze stops c where it is."""
     P = model.P
     eff = effects(model, t, K, A[:, STATE] / np.maximum(A_state0, EPS), t_on, freeze_all)
     c = capability(model, tau)
-    obs = observables(P, c, a, A, q, eff, X0)
+    obs = observables(P, c, a, A, q, eff, X0, leverage)
     obs["c"] = c
     dc = 1.0 - eff.freeze
     # replicator with tax, caps and the skill feedback (log advantage)

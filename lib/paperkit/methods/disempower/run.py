@@ -11,11 +11,13 @@ import numpy as np
 from paperkit.core.errors import UsageError
 from paperkit.core.progress import progress as default_progress
 from paperkit.methods.disempower import sensitivity
+from paperkit.methods.disempower.abm import Population, simulate_abm
 from paperkit.methods.disempower.dynamics import compile_model, simulate, simulate_rk45, trajectory_rows
 from paperkit.methods.disempower.registry import load_registry
 from paperkit.methods.disempower.scenario import Scenario, builtin_names, load_scenario, value_source
 
 INTEGRATORS = ("euler", "rk45")
+MODES = ("ode", "abm")
 SWEEP_METRICS = sensitivity.METRICS
 
 
@@ -42,9 +44,16 @@ class SimSettings:
     horizon: int = 50
     dt: float = 0.25
     integrator: str = "euler"
+    mode: str = "ode"
+    households: int = 20_000
+    firms: int = 5_000
+    parties: int = 5
     overrides: tuple[str, ...] = ()
     irreversibility_years: float = 30.0
     seed: int = 0
+
+    def population(self) -> Population:
+        return Population(households=self.households, firms=self.firms, parties=self.parties)
 
 
 @dataclass
@@ -62,6 +71,12 @@ class SimResult:
 
 def prepare_sim(settings: SimSettings) -> SimInputs:
     _check_steps(settings.horizon, settings.dt)
+    if settings.mode not in MODES:
+        raise UsageError(f"--mode {settings.mode!r}; expected one of {', '.join(MODES)}")
+    if settings.mode == "abm":
+        if settings.integrator != "euler":
+            raise UsageError("--mode abm steps the agents at --dt: use --integrator euler")
+        settings.population().check()
     sc = load_scenario(settings.scenario, settings.overrides)
     if settings.integrator == "rk45" and sc.triggered:
         raise UsageError(f"{sc.source}: triggered interventions need --integrator euler (RK45 runs start times only)")
@@ -73,7 +88,10 @@ def execute_sim(inputs: SimInputs, run: Any, progress: Any = default_progress) -
 
     def compute() -> dict[str, Any]:
         model = compile_model(sc, 1)
-        if s.integrator == "rk45":
+        if s.mode == "abm":
+            res = simulate_abm(model, s.horizon, s.dt, population=s.population(), seed=s.seed,
+                               extend=s.irreversibility_years)
+        elif s.integrator == "rk45":
             res = simulate_rk45(model, s.horizon, s.dt, extend=s.irreversibility_years)
         else:
             res = simulate(model, s.horizon, s.dt, seed=s.seed, extend=s.irreversibility_years)
@@ -82,8 +100,11 @@ def execute_sim(inputs: SimInputs, run: Any, progress: Any = default_progress) -
     with progress(total=1, desc=f"simulate {sc.name}", unit="run") as bar:
         out = run.cached("trajectory", compute, fmt="json")
         bar.update(1)
-    summary = {"scenario": sc.name, "source": sc.source, "integrator": s.integrator, "horizon": s.horizon,
-               "dt": s.dt, "theta": float(sc.values["theta"]), **out["summary"]}
+    summary = {"scenario": sc.name, "source": sc.source, "mode": s.mode, "integrator": s.integrator,
+               "horizon": s.horizon, "dt": s.dt, "theta": float(sc.values["theta"])}
+    if s.mode == "abm":
+        summary.update(households=s.households, firms=s.firms, parties=s.parties, seed=s.seed)
+    summary.update(out["summary"])
     return SimResult(rows=out["rows"], summary=summary, theta=float(sc.values["theta"]))
 
 
