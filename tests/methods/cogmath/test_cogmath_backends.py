@@ -58,6 +58,7 @@ def test_openai_backend_end_to_end_and_replay(rows, tmp_path):
     assert replay.responses == live.responses
 
 
+@pytest.mark.timing
 def test_openai_concurrency(tmp_path):
     prompts = [f"Problem: {i}" for i in range(16)]
     with ChatServer(lambda p, r: "#### 1", latency=0.25) as server:
