@@ -242,3 +242,43 @@ def test_config_values_of_the_wrong_yaml_type_are_usage_errors(name, pk, tmp_pat
             r = pk(name, "--config", str(cfg), "--print-config")
             assert r.exit_code == 2, f"{name} {key}={value!r}: exit {r.exit_code}: {r.stderr}"
             assert r.stderr.count("\n") == 1 and key in r.stderr, (name, key, r.stderr)
+
+
+# --------------------------------------------------------------- documented invocations stay valid
+import shlex  # noqa: E402
+
+DOC_FILES = sorted([*(ROOT / "examples").rglob("*.sh"), *(ROOT / "examples").rglob("*.mk"),
+                    *(ROOT / "examples").rglob("README.md"), ROOT / "README.md"])
+
+
+def _invocations(text):
+    """(command, [option tokens]) for each `paperkit CMD ...` / `$(PAPERKIT) CMD ...` in shell-like text."""
+    joined = re.sub(r"\\\n\s*", " ", text)
+    for line in joined.splitlines():
+        for m in re.finditer(r"(?:\bpaperkit|\$\(PAPERKIT\)|\$\{PAPERKIT\}|\$PAPERKIT)\s+([a-z][a-z0-9-]+)(.*)", line):
+            rest = re.split(r"\s(?:\||&&|;|>|2>|&)\s?|\s#\s", " " + m.group(2) + " ")[0]
+            try:
+                tokens = shlex.split(rest, comments=False)
+            except ValueError:
+                tokens = rest.split()
+            yield m.group(1), [t.split("=", 1)[0] for t in tokens if t.startswith("-") and not re.match(r"-\d", t)]
+
+
+def test_documented_invocations_use_existing_options():
+    """Every `paperkit CMD --opt` in examples/ (scripts, make fragments, READMEs), README.md and the
+    commands' help examples names a
+    command and options that exist, so a rename cannot leave the docs and the demo behind."""
+    problems = []
+    sources = [(path.relative_to(ROOT), path.read_text()) for path in DOC_FILES]
+    sources += [(f"paperkit {n} --help", load_command(n).help or "") for n in AVAILABLE]
+    for where, text in sources:
+        for name, opts in _invocations(text):
+            if name not in AVAILABLE:
+                continue  # e.g. prose like "paperkit command"
+            command = load_command(name)
+            known = {o for p in command.params for o in (*p.opts, *getattr(p, "secondary_opts", []))}
+            known |= {"--help", "-h"}
+            for o in opts:
+                if o not in known and o != "-":
+                    problems.append(f"{where}: paperkit {name} {o}")
+    assert not problems, "unknown options in documented invocations:\n" + "\n".join(sorted(set(problems)))

@@ -12,7 +12,7 @@ cols = {name: d.X[:, j] for j, name in enumerate(d.feature_names)} | {"target": 
 write_table(f"{sys.argv[1]}/train.csv", {k: v[:342] for k, v in cols.items()})
 write_table(f"{sys.argv[1]}/test.csv", {k: v[342:] for k, v in cols.items()})
 PY
-paperkit conformal-cv --train "$out/train.csv" --test "$out/test.csv" --target target --model ridge --folds 5 \
+paperkit conformal-cv --train "$out/train.csv" --test "$out/test.csv" --target target --model ridge --n-folds 5 \
   --alpha 0.1 --methods mod,e-mod,u-mod,eu-mod,cross,e-cross,cvplus,split,split-2a --pvalues "$out/p.npy" \
   -o "$out/sets.csv" > "$out/summary.json"
 head -3 "$out/sets.csv"

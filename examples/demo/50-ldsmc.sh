@@ -2,8 +2,8 @@
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 paperkit ldsmc-train --vae-iters 80 --ldm-iters 300 --vae-width 16 --ldm-width 128 --classifier-iters 20 \
-    --threads 1 --run-dir "$out/model" -q
-paperkit ldsmc-restore --model "$out/model" --task box --tau 0.05 -N 8 --n-images 8 --threads 1 --run-dir "$out/smc"
-paperkit ldsmc-restore --model "$out/model" --task box --tau 0.05 --method ldps --n-images 8 --threads 1 \
+    -j 1 --run-dir "$out/model" -q
+paperkit ldsmc-restore --model "$out/model" --task box --tau 0.05 --particles 8 --n-images 8 -j 1 --run-dir "$out/smc"
+paperkit ldsmc-restore --model "$out/model" --task box --tau 0.05 --method ldps --n-images 8 -j 1 \
     --run-dir "$out/dps"
 ls "$out/smc"
