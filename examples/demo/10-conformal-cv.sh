@@ -5,7 +5,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 python - "$out" <<'PY'
 import sys
-from paperkit.core.io import write_table
+from paperkit.core.tables import write_table
 from paperkit.datasets import load_bundled
 d = load_bundled("diabetes")
 cols = {name: d.X[:, j] for j, name in enumerate(d.feature_names)} | {"target": d.y}
