@@ -1,6 +1,6 @@
 """ferret-train benchmark: Ferret vs FedAvg vs FedKSeed side by side on the generated instruction task.
 
-    python benchmarks/ferret_train.py [--quick] [--threads 1]
+    python benchmarks/ferret_train.py [--quick] [-j 1]
 
 Part 1, one process, same data, same seed: a ~1M-parameter causal transformer (d_model 128, 5 layers) on
 the instruct task, 10 clients (one task family per client group), 3 sampled per round, the same local
@@ -11,6 +11,9 @@ algorithm needs to reach FedAvg's round-5 test loss (Ferret and FedKSeed get up 
 Part 2: projection + reconstruction throughput for d = 10⁷ split into 100 blocks with K = 1,000
 (10 bases per block), in parameters per second, for the client's projection, the server's rebuild and
 the fused client-side pass. Medians over repetitions; the machine may be shared, so quote ratios.
+
+--quick (seconds, for CI): a smaller transformer (d_model 64, 2 layers) on 1,000 examples, FedAvg for 2
+rounds (the others up to 6), and d = 10⁶ in part 2.
 """
 
 from __future__ import annotations
@@ -48,15 +51,20 @@ def reach(rows, target):
 def part1(args):
     from paperkit.methods.ferret import FedConfig, instruct_task
 
-    task = instruct_task(n_clients=10, seed=0, n_train=3000, n_test=300, d_model=128, n_layers=5)
+    if args.quick:
+        task = instruct_task(n_clients=10, seed=0, n_train=1000, n_test=100, d_model=64, n_layers=2)
+        base = 2
+    else:
+        task = instruct_task(n_clients=10, seed=0, n_train=3000, n_test=300, d_model=128, n_layers=5)
+        base = 5
     common = dict(n_clients=10, fraction=0.3, local_steps=10, batch_size=16, seed=0, optimizer="adam")
-    base = 5
     cfgs = {
         "fedavg": FedConfig(algo="fedavg", rounds=base, lr=args.lr, **common),
         "ferret": FedConfig(algo="ferret", rounds=3 * base, lr=args.lr, k=args.k, **common),
         # FedKSeed: zeroth-order steps along candidate seeds (its paper uses many more, smaller steps)
         "fedkseed": FedConfig(algo="fedkseed", rounds=3 * base, lr=args.kseed_lr, kseed_pool=4096,
-                              **{**common, "optimizer": "sgd", "local_steps": args.kseed_steps}),
+                              **{**common, "optimizer": "sgd",
+                                 "local_steps": min(args.kseed_steps, 10) if args.quick else args.kseed_steps}),
     }
     results = {}
     for name, cfg in cfgs.items():
@@ -89,7 +97,7 @@ def part2(args):
     from paperkit.methods.ferret import Blocks, project, reconstruct
     from paperkit.methods.ferret.projection import project_reconstruct
 
-    d, L, K = 10_000_000, 100, 1000
+    d, L, K = (1_000_000 if args.quick else 10_000_000), 100, 1000
     blocks = Blocks.equal(d, L)
     counts = [K // L] * L
     delta = torch.randn(d, generator=torch.Generator().manual_seed(0))
@@ -117,16 +125,16 @@ def part2(args):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="Fewer repetitions.")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="torch threads (0 = one per core).")
     ap.add_argument("--k", type=int, default=900, help="Ferret's K (total over blocks).")
     ap.add_argument("--lr", type=float, default=1e-4, help="Local Adam lr of FedAvg and Ferret.")
     ap.add_argument("--kseed-lr", type=float, default=1e-3)
     ap.add_argument("--kseed-steps", type=int, default=50)
     ap.add_argument("--part", choices=["1", "2", "all"], default="all")
     args = ap.parse_args()
-    import torch
+    from paperkit.core.resources import set_threads
 
-    torch.set_num_threads(args.threads)
+    set_threads(args.jobs)
     if args.part in ("1", "all"):
         part1(args)
     if args.part in ("2", "all"):

@@ -15,8 +15,8 @@ def _error(entry: dict):
     return cls(entry["error"])
 
 
-def serve(*, host, port, tls, auth_keys, min_clients, wait_timeout, round_timeout, run_dir, resume, force, seed,
-          device, kw) -> None:
+def serve(s, *, host, port, tls, auth_keys, run_dir, resume, force) -> None:
+    """``s``: the run's FerretServerSettings."""
     import json
     import os
     import shutil
@@ -24,12 +24,12 @@ def serve(*, host, port, tls, auth_keys, min_clients, wait_timeout, round_timeou
     import time
 
     from paperkit.core.errors import PaperkitError
-    from paperkit.core.io import sha256_file
-    from paperkit.methods.ferret import Federation, deploy
+    from paperkit.methods.ferret import deploy
     from paperkit.methods.ferret.certs import read_public_keys
     from paperkit.methods.ferret.flower import PROGRESS, load_server_checkpoint, run_settings
+    from paperkit.methods.ferret.run import prepare_ferret_train, server_task
     from paperkit_cli import options, runtime, state
-    from paperkit_cli.commands.ferret_train import build_task, fed_config, round_line, write_results
+    from paperkit_cli.commands._ferret_common import round_line, write_results
 
     quiet = state.settings.get("quiet")
 
@@ -37,23 +37,16 @@ def serve(*, host, port, tls, auth_keys, min_clients, wait_timeout, round_timeou
         if not quiet:
             click.echo(text, err=True)
 
-    spec_args = (kw["task"], kw["model_dir"], kw["clients"], kw["dirichlet"], kw["iid"], kw["d_model"],
-                 kw["n_layers"])
-    cfg = fed_config(seed=seed, device=device, **kw)
-    fed = Federation(build_task(*spec_args, seed), cfg)  # task and option errors before anything starts
+    prepared = prepare_ferret_train(s)  # task and option errors before anything starts
+    fed, cfg, data_sha = prepared.fed, prepared.fed.cfg, prepared.data_sha256
+    inputs = [os.path.abspath(p) for p in prepared.inputs]
     keys = read_public_keys(auth_keys) if auth_keys else None
-    inputs, data_sha = [], None
-    if kw["task"] not in ("digits", "instruct"):
-        inputs.append(os.path.abspath(kw["task"].removeprefix("jsonl:")))
-        data_sha = sha256_file(inputs[0])
-    task = {"task": f"jsonl:{inputs[0]}" if inputs else kw["task"],
-            "model_dir": os.path.abspath(kw["model_dir"]) if kw["model_dir"] else None, "clients": kw["clients"],
-            "dirichlet": None if kw["iid"] else kw["dirichlet"], "d_model": kw["d_model"], "layers": kw["n_layers"]}
+    task = server_task(s)
     deploy.check_can_listen(host, port)  # a taken port: one error line, and no run dir left behind
     run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=RESUME_FREE,
                             extra={"data_sha256": data_sha} if data_sha else None)
-    settings = run_settings(task=task, fed=cfg, run_dir=run.path, min_clients=min_clients,
-                            wait_timeout=wait_timeout, round_timeout=round_timeout, data_sha256=data_sha)
+    settings = run_settings(task=task, fed=cfg, run_dir=run.path, min_clients=s.min_clients,
+                            wait_timeout=s.wait_timeout, round_timeout=s.round_timeout, data_sha256=data_sha)
     flower_dir = run.path / "flower"
     app = deploy.write_app(flower_dir / "app", settings)
     progress = flower_dir / PROGRESS
@@ -70,7 +63,7 @@ def serve(*, host, port, tls, auth_keys, min_clients, wait_timeout, round_timeou
         run_id = deploy.submit_run(client, app)
         say(f"ferret-server: Flower SuperLink on {host}:{port} ({'TLS' if tls else 'plain HTTP, loopback only'}"
             f"{', SuperNode authentication: ' + str(len(keys)) + ' keys' if keys else ''}); run {run_id}; "
-            f"waiting for {min_clients} client(s) (paperkit ferret-client --server {host}:{port} ...)")
+            f"waiting for {s.min_clients} client(s) (paperkit ferret-client --server {host}:{port} ...)")
         pos, failed = 0, None
         while True:
             status, sub, details = deploy.run_status(client, run_id)
@@ -85,7 +78,7 @@ def serve(*, host, port, tls, auth_keys, min_clients, wait_timeout, round_timeou
                     if "row" in entry:
                         row = entry["row"]
                         rounds_seen += 1
-                        say(round_line(row) + (f"  ({row['failures']} failed)" if row["failures"] else ""))
+                        say(round_line(row))
                     elif "joined" in entry:
                         say(f"ferret-server: clients holding partitions {entry['joined']} joined")
                     elif "resumed_at" in entry:
@@ -117,7 +110,7 @@ def serve(*, host, port, tls, auth_keys, min_clients, wait_timeout, round_timeou
         raise PaperkitError("no round finished (no clients connected?)")
     summary = write_results(run, fed, server.state, server.rows,
                             extra={"failures": sum(r["failures"] for r in server.rows)})
-    runtime.write_manifest(run_dir=run.path, seed=seed, inputs=inputs,
+    runtime.write_manifest(run_dir=run.path, seed=s.seed, inputs=inputs,
                            extra={"flower": {"run_id": run_id, "superlink": f"{host}:{port}", "tls": tls is not None,
                                              "node_auth": keys is not None}})
     options.echo_data(json.dumps({"run_dir": str(run.path), "algo": cfg.algo, "rounds": len(server.rows),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from paperkit_cli import options
-from paperkit_cli.commands._ferret_net import (
+from paperkit_cli.commands._ferret_common import (
     DEFAULT_PORT,
     HostPort,
     insecure_option,

@@ -5,29 +5,33 @@ from __future__ import annotations
 import click
 
 from paperkit_cli import options
-from paperkit_cli.commands.ferret_train import finite
+
+SETTINGS = "paperkit.methods.ferret.run:FerretReconSettings"
 
 
 @options.command("ferret-recon", short_help="Reconstruction study: cosine/relative error vs K, Ferret vs ZO.")
 @click.option("--d", "d", type=click.IntRange(min=1), default=100_000, show_default=True, help="Dimension of the update.")
-@click.option("--k", "ks", default="50,100,200,350,700,1400", show_default=True, metavar="K1,K2,...",
-              help="Numbers of bases to try (total over blocks).")
-@click.option("--blocks", "n_blocks", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--k", type=options.ListOf(click.IntRange(min=1)), default="50,100,200,350,700,1400",
+              show_default=True, metavar="K1,K2,...", help="Numbers of bases to try (total over blocks).")
+@click.option("--blocks", type=click.IntRange(min=1), default=1, show_default=True,
               help="Equal blocks (block-wise reconstruction, K split by --alloc).")
 @click.option("--alloc", type=click.Choice(["norm", "uniform", "dim"]), default="norm", show_default=True,
               help="How K is split over blocks.")
 @click.option("--trials", type=click.IntRange(min=1), default=5, show_default=True, help="Seeds per K.")
-@click.option("--steps", "-T", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Local gradient steps making the update (ZO pays its finite-difference error per step).")
-@click.option("--zo-eps", type=finite(min=0.0, min_open=True), default=1e-3, show_default=True,
+@click.option("--steps", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Local gradient steps T making the update (ZO pays its finite-difference error per step).")
+@click.option("--zo-eps", type=options.FiniteFloat(min=0.0, min_open=True), default=1e-3, show_default=True,
               help="Finite-difference step of the zeroth-order reconstruction.")
-@click.option("--no-zo", is_flag=True, help="Only Ferret (the zeroth-order one is slow for large d·K).")
+@click.option("--no-zo", is_flag=True, default=False, help="Only Ferret (the zeroth-order one is slow for large d·K).")
+@click.option("--max-memory-gb", type=options.FiniteFloat(0.0, min_open=True), default=None,
+              help="Refuse a --d needing more memory than this [default: 3/4 of RAM].")
 @options.seed_option
 @options.jobs_option
+@options.device_option
 @click.option("--run-dir", required=True, type=click.Path(file_okay=False), metavar="DIR",
               help="Folder for recon.csv, recon.png and manifest.json.")
 @click.option("--force", is_flag=True, help="Overwrite a previous run in --run-dir.")
-def cli(d, ks, n_blocks, alloc, trials, steps, zo_eps, no_zo, seed, jobs, run_dir, force):
+def cli(run_dir, force, **_):
     """Measure reconstruction quality against K: Ferret's V·gamma vs a zeroth-order estimate.
 
     The update is T gradient steps on f(x) = Σ x_i² from a random x (the paper's App. C.5 study).
@@ -42,33 +46,19 @@ def cli(d, ks, n_blocks, alloc, trials, steps, zo_eps, no_zo, seed, jobs, run_di
     """
     import json
 
-    from paperkit_cli.commands.ferret_train import set_threads
-
-    set_threads(jobs)
-
     from paperkit.core import plots, tables
-    from paperkit.core.errors import ConfigError
     from paperkit.methods.ferret.plots import recon_figure
-    from paperkit.methods.ferret.recon import check_memory, recon_study
+    from paperkit.methods.ferret.run import FerretReconSettings, execute_ferret_recon, prepare_ferret_recon
     from paperkit_cli import runtime
 
-    try:
-        k_list = [int(x) for x in ks.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(f"--k '{ks}' is not a comma-separated list of integers") from None
-    if not k_list or min(k_list) < 1:
-        raise ConfigError(f"--k '{ks}': every K must be a positive integer")
-    if n_blocks > d:
-        raise ConfigError(f"--blocks {n_blocks} is out of range; expected 1..{d}")
-    check_memory(d, n_blocks)  # refuse before allocating (or making the run dir)
-    run = runtime.start_run(run_dir, force=force)
-    rows = recon_study(d, k_list, trials=trials, n_blocks=n_blocks, alloc=alloc, zo=not no_zo, zo_eps=zo_eps,
-                       steps=steps, seed=seed)
+    s = runtime.settings(FerretReconSettings)
+    inputs = prepare_ferret_recon(s)   # K, blocks and memory refused before the run dir exists
+    run = runtime.start_run(run_dir, force=force, resume_free=("max_memory_gb",))
+    rows = execute_ferret_recon(inputs, run).rows
     tables.write_table(run.file("recon.csv"), rows)
-    plots.save_figure(recon_figure(rows, title=f"d = {d}, {n_blocks} block(s), T = {steps}"), run.file("recon.png"))
-    runtime.write_manifest(run_dir=run.path, seed=seed)
-    click.echo("\n".join([f"{'method':<13} {'K':>6} {'cosine':>8} {'rel.err':>8}"] +
-                         [f"{r['method']:<13} {r['k']:>6} {r['cosine_mean']:>8.4f} {r['rel_error_mean']:>8.3f}"
-                          for r in rows]), err=True)
+    plots.save_figure(recon_figure(rows, title=f"d = {s.d}, {s.blocks} block(s), T = {s.steps}"), run.file("recon.png"))
+    runtime.write_manifest(run_dir=run.path, seed=s.seed, extra={"device": str(inputs.device)})
+    options.report_table(rows, [("method", "method", ""), ("k", "K", "d"), ("cosine_mean", "cosine", ".4f"),
+                                ("rel_error_mean", "rel.err", ".3f")])
     options.echo_data(json.dumps({"run_dir": str(run.path), "rows": [
         {k: r[k] for k in ("method", "k", "cosine_mean", "rel_error_mean")} for r in rows]}))

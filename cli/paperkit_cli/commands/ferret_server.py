@@ -5,14 +5,17 @@ from __future__ import annotations
 import click
 
 from paperkit_cli import options
-from paperkit_cli.commands._ferret_net import (
+from paperkit_cli.commands._ferret_common import (
     DEFAULT_PORT,
     HostPort,
+    algo_options,
     insecure_option,
     stop_flower_on_sigterm,
+    task_options,
     tls_ca_option,
 )
-from paperkit_cli.commands.ferret_train import algo_options, finite, task_options
+
+SETTINGS = "paperkit.methods.ferret.run:FerretServerSettings"
 
 
 @options.command("ferret-server",
@@ -31,9 +34,9 @@ from paperkit_cli.commands.ferret_train import algo_options, finite, task_option
                    "line; ferret-certs --nodes N writes node_public_keys.csv). Needs TLS.")
 @click.option("--min-clients", type=click.IntRange(min=1), default=2, show_default=True,
               help="Wait for this many clients before the first round (at most --clients).")
-@click.option("--wait-timeout", type=finite(min=0.0, min_open=True), default=120.0, show_default=True,
+@click.option("--wait-timeout", type=options.FiniteFloat(min=0.0, min_open=True), default=120.0, show_default=True,
               help="Seconds to wait for --min-clients (then go on with those connected, if any).")
-@click.option("--round-timeout", type=finite(min=0.0, min_open=True), default=600.0, show_default=True,
+@click.option("--round-timeout", type=options.FiniteFloat(min=0.0, min_open=True), default=600.0, show_default=True,
               help="Seconds a round waits for its clients; late or lost ones count as failures.")
 @algo_options
 @task_options
@@ -41,8 +44,7 @@ from paperkit_cli.commands.ferret_train import algo_options, finite, task_option
 @options.jobs_option
 @options.device_option
 @options.run_dir_options
-def cli(listen, tls_ca, tls_cert, tls_key, insecure, auth_keys, min_clients, wait_timeout, round_timeout,
-        run_dir, resume, force, seed, jobs, device, **kw):
+def cli(listen, tls_ca, tls_cert, tls_key, insecure, auth_keys, run_dir, resume, force, **_):
     """Run the server side of federated Ferret (or FedAvg/FedZO/FedKSeed) on Flower's deployment engine.
 
     Starts `flower-superlink` on --listen, submits the ferret Flower App as a run (its ServerApp
@@ -67,12 +69,12 @@ def cli(listen, tls_ca, tls_cert, tls_key, insecure, auth_keys, min_clients, wai
       $ paperkit ferret-client --tls-ca certs/ca.crt --partition-id 0     # and --partition-id 1
       $ paperkit ferret-server --insecure --clients 2 --fraction 1 --rounds 3 --run-dir runs/try
     """
-    from paperkit_cli.commands.ferret_train import set_threads
-
-    set_threads(jobs)
-
     from paperkit.core.errors import UsageError
     from paperkit.methods.ferret.deploy import is_loopback
+    from paperkit.methods.ferret.run import FerretServerSettings
+    from paperkit_cli import runtime
+
+    s = runtime.settings(FerretServerSettings)
 
     host, port = listen
     if insecure:
@@ -91,12 +93,10 @@ def cli(listen, tls_ca, tls_cert, tls_key, insecure, auth_keys, min_clients, wai
         import os
 
         tls = tuple(os.path.abspath(p) for p in (tls_ca, tls_cert, tls_key))
-    if min_clients > kw["clients"]:
-        raise UsageError(f"--min-clients {min_clients} is more than --clients {kw['clients']}; at most "
-                         f"{kw['clients']} clients can join")
+    if s.min_clients > s.clients:
+        raise UsageError(f"--min-clients {s.min_clients} is more than --clients {s.clients}; at most "
+                         f"{s.clients} clients can join")
     from paperkit_cli.commands._ferret_serve import serve
 
     with stop_flower_on_sigterm():
-        serve(host=host, port=port, tls=tls, auth_keys=auth_keys, min_clients=min_clients,
-              wait_timeout=wait_timeout, round_timeout=round_timeout, run_dir=run_dir, resume=resume, force=force,
-              seed=seed, device=device, kw=kw)
+        serve(s, host=host, port=port, tls=tls, auth_keys=auth_keys, run_dir=run_dir, resume=resume, force=force)

@@ -1,4 +1,4 @@
-"""Shared fixtures: the digits runs are trained once per session (they back several acceptance checks)."""
+"""Shared fixtures: the digits runs are trained once per session (several tests check them)."""
 
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""Federated rounds: the digits acceptance run, exact references for FedAvg/FedKSeed/momentum, resume."""
+"""Federated rounds: the digits run (Ferret near FedAvg at a tenth of the upload), exact references for FedAvg/FedKSeed/momentum, resume."""
 
 import numpy as np
 import pytest
@@ -14,7 +14,7 @@ def _rounds_to_reach(rows, loss):
 
 
 def test_digits_ferret_matches_fedavg_at_a_tenth_of_the_upload(digits_runs):
-    """Acceptance 4: FedAvg ≥ 0.90; Ferret (K = 200) within 0.05 of it while uploading < 10% of d."""
+    """Digits: FedAvg ≥ 0.90; Ferret (K = 200) within 0.05 of it while uploading < 10% of d."""
     fedavg, ferret = digits_runs["fedavg"][1], digits_runs["ferret"][1]
     assert fedavg[-1]["test_acc"] >= 0.90
     assert ferret[-1]["test_acc"] >= fedavg[-1]["test_acc"] - 0.05

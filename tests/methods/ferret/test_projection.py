@@ -68,7 +68,7 @@ def test_reconstruction_equals_a_brute_force_reference():
 
 
 def test_unbiased_reconstruction_d2000():
-    """Acceptance 1: mean of Delta_hat over 2,000 seeds is within 5% of Delta; projected scale in [0.95, 1.05]."""
+    """Unbiased reconstruction: the mean of Delta_hat over 2,000 seeds is within 5% of Delta; projected scale in [0.95, 1.05]."""
     torch.set_num_threads(1)
     d, n = 2000, 2000
     delta = torch.randn(d, generator=torch.Generator().manual_seed(1))
@@ -90,7 +90,7 @@ def test_unbiased_reconstruction_d2000():
 
 @pytest.mark.slow
 def test_cosine_scales_like_sqrt_k():
-    """Acceptance 2: d = 1e5, K = 350: cosine ≈ 0.059 in [0.045, 0.07]; 4K doubles it (ratio in [1.7, 2.3])."""
+    """Cosine vs K at d = 1e5, K = 350: cosine ≈ 0.059 in [0.045, 0.07]; 4K doubles it (ratio in [1.7, 2.3])."""
     torch.set_num_threads(1)
     d = 100_000
     delta = torch.randn(d, generator=torch.Generator().manual_seed(2))
@@ -106,7 +106,7 @@ def test_cosine_scales_like_sqrt_k():
 
 
 def test_seed_replay_is_exact_and_uplink_is_sum_k_plus_a_seed():
-    """Acceptance 3: the server's rebuild from (seed, gamma) is bit-identical to the client's."""
+    """The server's rebuild from (seed, gamma) is bit-identical to the client's."""
     torch.manual_seed(3)
     blocks = Blocks.from_sizes([500, 1500, 37])
     delta = torch.randn(blocks.dim)
@@ -137,7 +137,7 @@ def test_federation_messages_replay_exactly():
 
 
 def test_norm_allocation_beats_uniform_on_unequal_blocks():
-    """Acceptance 5: blocks whose update norms differ 10×: K_l ∝ ||Delta_l|| gives lower mean error."""
+    """Norm allocation: blocks whose update norms differ 10×: K_l ∝ ||Delta_l|| gives lower mean error."""
     gen = torch.Generator().manual_seed(4)
     blocks = Blocks.equal(2000, 2)
     delta = torch.cat([10 * torch.randn(1000, generator=gen), torch.randn(1000, generator=gen)])

@@ -40,6 +40,36 @@ def interrupt_safe() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
+class DeferredInterrupt:
+    """Like :func:`interrupt_safe`, but SIGINT is held back only from :meth:`hold` on (say, once a round is
+    computed and its stage is about to be written) to the end of the ``with`` block, where a held-back
+    interrupt is re-raised as KeyboardInterrupt. Ctrl-C before :meth:`hold` interrupts at once."""
+
+    def __enter__(self) -> DeferredInterrupt:
+        self.pending: list[int] = []
+        self.previous = None
+        self.holding = False
+        return self
+
+    def hold(self, value=None):
+        """Start holding SIGINT back (idempotent); returns ``value`` unchanged."""
+        if self.holding or threading.current_thread() is not threading.main_thread():
+            return value
+        try:
+            self.previous = signal.signal(signal.SIGINT, lambda signum, frame: self.pending.append(signum))
+            self.holding = True
+        except ValueError:  # not the main interpreter
+            pass
+        return value
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self.holding:
+            signal.signal(signal.SIGINT, self.previous)
+            self.holding = False
+        if self.pending and exc_type is None:
+            raise KeyboardInterrupt
+
+
 def split_timings(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     """History rows without seconds, and the seconds as their own rows (``round`` + TIMING_KEYS)."""
     data = [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows]

@@ -31,13 +31,14 @@ def _f(x: torch.Tensor) -> float:
 
 
 def zo_reconstruct(x0: torch.Tensor, lr: float, steps: int, k: int, eps: float, seed: int) -> torch.Tensor:
-    """Rebuilt update of ``steps`` ZO-SGD steps on Σ x², K forward-difference directions per step."""
+    """Rebuilt update of ``steps`` ZO-SGD steps on Σ x², K forward-difference directions per step
+    (computed on ``x0``'s device)."""
     x = x0.clone()
     d = x.numel()
     for t in range(steps):
-        est = torch.zeros(d, dtype=torch.float64)
+        est = torch.zeros(d, dtype=torch.float64, device=x0.device)
         fx = _f(x)
-        for _start, chunk in iter_bases(derive_seed(seed, t), 0, d, k, kind="gaussian"):
+        for _start, chunk in iter_bases(derive_seed(seed, t), 0, d, k, device=x0.device, kind="gaussian"):
             for v in chunk:
                 g = (_f(x + eps * v) - fx) / eps
                 est.add_(v.double(), alpha=g / k)
@@ -84,7 +85,10 @@ def check_memory(d: int, n_blocks: int = 1, available: int | None = None) -> Non
 
 def recon_study(d: int, ks: list[int], *, trials: int = 5, n_blocks: int = 1, alloc: str = "norm",
                 zo: bool = True, zo_eps: float = 1e-3, steps: int = 1, lr: float = 0.01, seed: int = 0,
-                zo_max_k: int = 2000) -> list[dict]:
+                zo_max_k: int = 2000, device: torch.device | str = "cpu", check: bool = True) -> list[dict]:
+    """Rows (method, K) of the study. The start point is drawn on the CPU (same for every device); the
+    bases are drawn on ``device`` (CPU and CUDA generators draw different streams). ``check=False`` skips
+    the memory check (the caller made its own, e.g. with a user-given limit)."""
     if d < 1 or not ks or min(ks) < 1 or trials < 1:
         raise ConfigError("--d, every --k and --trials must be positive")
     if not 1 <= n_blocks <= d:
@@ -93,9 +97,10 @@ def recon_study(d: int, ks: list[int], *, trials: int = 5, n_blocks: int = 1, al
         raise ConfigError(f"every K must be at least the number of blocks ({n_blocks})")
     if not (zo_eps > 0 and math.isfinite(zo_eps)):
         raise ConfigError(f"--zo-eps {zo_eps} is out of range; expected a finite positive number")
-    check_memory(d, n_blocks)
+    if check:
+        check_memory(d, n_blocks)
     gen = torch.Generator().manual_seed(seed)
-    x0 = torch.randn(d, generator=gen)
+    x0 = torch.randn(d, generator=gen).to(device)
     # the exact update of T gradient steps on Σ x² (gradient 2x): Delta = x0 (1 − (1 − 2 lr)^T)
     delta = x0 * (1.0 - (1.0 - 2.0 * lr) ** steps)
     blocks = Blocks.equal(d, n_blocks)
@@ -106,7 +111,7 @@ def recon_study(d: int, ks: list[int], *, trials: int = 5, n_blocks: int = 1, al
         if zo and k <= zo_max_k:
             methods["zeroth-order"] = lambda s, kk=k: zo_reconstruct(x0, lr, steps, max(1, kk // steps), zo_eps, s)
         for name, fn in methods.items():
-            cos, rel, total = [], [], torch.zeros(d, dtype=torch.float64)
+            cos, rel, total = [], [], torch.zeros(d, dtype=torch.float64, device=x0.device)
             for t in range(trials):
                 est = fn(derive_seed(seed, k, t)).double()
                 total += est

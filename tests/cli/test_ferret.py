@@ -1,4 +1,5 @@
-"""ferret-train / ferret-recon through the real entry point: outputs, determinism, resume, bad input."""
+"""The ferret commands through the real entry point: outputs, determinism, resume, bad input; the
+network commands' refusals (ferret-server, ferret-client, ferret-certs)."""
 
 import json
 
@@ -19,8 +20,10 @@ def test_train_writes_the_run_dir(pk, tmp_path):
     out = json.loads(r.stdout)
     assert out["algo"] == "ferret" and out["params"] == 2410 and out["uplink_floats_per_client_round"] == 30
     for name in ("history.csv", "timing.csv", "summary.json", "curves.png", "model.pt", "manifest.json",
-                 "config.yaml", "checkpoints/state.pt"):
+                 "config.yaml", "checkpoints/round-0003.pt"):
         assert (d / name).exists(), name
+    # one stage per round, only the newest kept (each holds the whole model)
+    assert sorted(p.name for p in (d / "checkpoints").iterdir()) == ["round-0003.pt"]
     hist = read_table(d / "history.csv")
     assert list(hist.column("round")) == [1, 2, 3]
     assert set(hist.columns) >= {"train_loss", "test_loss", "test_acc", "uplink_floats", "uplink_bytes",
@@ -47,6 +50,7 @@ def test_same_seed_same_bytes_and_resume_after_interruption(pk, tmp_path, monkey
     monkeypatch.setattr(federated.Federation, "run_round", flaky)
     r = pk("ferret-train", *FAST, "--seed", "4", "--run-dir", b)
     assert r.exit_code == 130 and not (b / "history.csv").exists()
+    assert sorted(p.name for p in (b / "checkpoints").iterdir()) == ["round-0002.pt"]
     assert pk("ferret-train", *FAST, "--seed", "4", "--run-dir", b).exit_code == 1  # unfinished: needs --resume
     monkeypatch.setattr(federated.Federation, "run_round", real)
     r = pk("ferret-train", *FAST, "--seed", "4", "--run-dir", b, "--resume")
@@ -155,8 +159,12 @@ def test_overflowing_model_is_a_known_error(pk, tmp_path):
 
 def test_recon_refuses_what_cannot_fit_and_nan_options(pk, tmp_path):
     r = pk("ferret-recon", "--d", str(10**11), "--run-dir", tmp_path / "big")
-    _one_line_error(r, 1, "--d 100000000000 needs about 6.4 TB")
+    _one_line_error(r, 2, "--d 100000000000 needs about 5.8 TiB", "--max-memory-gb")
     assert not (tmp_path / "big").exists()
+    # the limit is the user's to set: a study of 3000 floats is refused under a 1 KiB limit
+    r = pk("ferret-recon", "--d", "3000", "--k", "30", "--max-memory-gb", "0.000001", "--run-dir", tmp_path / "lim")
+    _one_line_error(r, 2, "--d 3000 needs about", "--max-memory-gb")
+    _one_line_error(pk("ferret-recon", "--k", "30,0", "--run-dir", tmp_path / "k0"), 2, "--k", "item '0'")
     r = pk("ferret-recon", "--d", "100", "--k", "10", "--zo-eps", "nan", "--run-dir", tmp_path / "nan")
     _one_line_error(r, 2, "--zo-eps")
     assert r.stdout == ""
@@ -165,11 +173,11 @@ def test_recon_refuses_what_cannot_fit_and_nan_options(pk, tmp_path):
 def test_checkpoint_holds_no_seconds_and_same_seed_same_bytes(pk, tmp_path):
     for name in ("a", "b"):
         assert pk("ferret-train", *FAST, "--run-dir", tmp_path / name).exit_code == 0
-    ckpt = torch.load(tmp_path / "a" / "checkpoints" / "state.pt", weights_only=True)
+    ckpt = torch.load(tmp_path / "a" / "checkpoints" / "round-0003.pt", weights_only=True)
     rows = json.loads(ckpt["rows"])
     assert len(rows) == 3 and not any(k.endswith("_s") for r in rows for k in r)
-    assert (tmp_path / "a" / "checkpoints" / "state.pt").read_bytes() == \
-        (tmp_path / "b" / "checkpoints" / "state.pt").read_bytes()
+    assert (tmp_path / "a" / "checkpoints" / "round-0003.pt").read_bytes() == \
+        (tmp_path / "b" / "checkpoints" / "round-0003.pt").read_bytes()
     assert list(read_table(tmp_path / "a" / "timing.csv").column("round")) == [1, 2, 3]
 
 
@@ -205,7 +213,7 @@ def test_sigint_while_writing_a_checkpoint_exits_130_with_a_whole_checkpoint(pk,
     r = pk("ferret-train", *FAST, "--run-dir", d)
     assert r.exit_code == 130, r.stderr
     assert "interrupted" in r.stderr and "unexpected" not in r.stderr
-    ckpt = torch.load(d / "checkpoints" / "state.pt", weights_only=True)  # whole, from round 2
+    ckpt = torch.load(d / "checkpoints" / "round-0002.pt", weights_only=True)  # whole, from round 2
     assert ckpt["state"]["round"] == 2
     monkeypatch.setattr(torch, "save", real_save)
     assert pk("ferret-train", *FAST, "--run-dir", d, "--resume").exit_code == 0
