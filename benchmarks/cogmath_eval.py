@@ -23,8 +23,8 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "lib")]
 
 from paperkit.methods.cogmath import backends as B  # noqa: E402
-from paperkit.methods.cogmath.evaluate import evaluate  # noqa: E402
 from paperkit.methods.cogmath.prompts import load_prompts  # noqa: E402
+from paperkit.methods.cogmath.run import evaluate  # noqa: E402
 from paperkit.methods.cogmath.synthetic import generate  # noqa: E402
 from paperkit.methods.cogmath.testing import ChatServer  # noqa: E402
 

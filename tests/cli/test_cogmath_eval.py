@@ -133,7 +133,7 @@ def write(tmp_path, name, text):
     (lambda t: write(t, "bad.jsonl", '{"problem": "a", "dimension": 1, "inquiry": "q", "expected": "answer", '
                      '"reference": "1"}\n'), [], 3, "no dimension-0"),
     (None, ["--backend", "openai", "--api-key-env", "COGMATH_UNSET_VAR"], 2, "COGMATH_UNSET_VAR"),
-    (None, ["--backend", "replay", "--cache", "/no/such/cache.sqlite"], 3, "no such file"),
+    (None, ["--backend", "replay", "--cache", "/no/such/cache.sqlite"], 3, "no such cache file"),
     (None, ["--failures", "sleepy"], 2, "unknown mode"),
     (None, ["--failures", "literal:2"], 2, "outside"),
     (None, ["--backend", "shell"], 2, "--cmd"),
@@ -141,7 +141,7 @@ def write(tmp_path, name, text):
     (None, ["--backend", "hf"], 2, "--model PATH"),
     (None, ["--timeout", "nan"], 2, "finite"),
     (None, ["--timeout", "inf"], 2, "finite"),
-    (None, ["--timeout", "0"], 2, "above 0"),
+    (None, ["--timeout", "0"], 2, "not in (0, 86400]"),
     (None, ["--dtype", "float8"], 2, "float8"),
     (None, ["--prompts", "PROMPTS"], 2, "unknown key"),
 ])

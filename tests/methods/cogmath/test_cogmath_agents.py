@@ -10,9 +10,9 @@ from paperkit.methods.cogmath import backends as B
 from paperkit.methods.cogmath import solver as S
 from paperkit.methods.cogmath.agents import llm_inquiries, parse_action
 from paperkit.methods.cogmath.cache import ResponseCache
-from paperkit.methods.cogmath.evaluate import evaluate
 from paperkit.methods.cogmath.extract import extract_answer
 from paperkit.methods.cogmath.prompts import load_prompts
+from paperkit.methods.cogmath.run import evaluate
 from paperkit.methods.cogmath.sources import Problem, validate_rows
 from paperkit.methods.cogmath.synthetic import generate
 

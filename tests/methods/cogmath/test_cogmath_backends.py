@@ -16,8 +16,8 @@ import pytest
 from paperkit.core.errors import UsageError
 from paperkit.methods.cogmath import backends as B
 from paperkit.methods.cogmath.cache import ResponseCache, cache_key
-from paperkit.methods.cogmath.evaluate import evaluate
 from paperkit.methods.cogmath.prompts import load_prompts
+from paperkit.methods.cogmath.run import evaluate
 from paperkit.methods.cogmath.synthetic import generate
 from paperkit.methods.cogmath.testing import ChatServer
 

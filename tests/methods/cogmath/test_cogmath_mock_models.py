@@ -5,8 +5,8 @@ import pytest
 from paperkit.methods.cogmath import backends as B
 from paperkit.methods.cogmath import synthetic as Y
 from paperkit.methods.cogmath.cache import ResponseCache
-from paperkit.methods.cogmath.evaluate import evaluate
 from paperkit.methods.cogmath.prompts import load_prompts
+from paperkit.methods.cogmath.run import evaluate
 
 
 @pytest.fixture(scope="module")

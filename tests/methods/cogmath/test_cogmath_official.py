@@ -11,8 +11,8 @@ import pytest
 from paperkit.core.errors import InputError
 from paperkit.methods.cogmath import backends as B
 from paperkit.methods.cogmath.cache import ResponseCache
-from paperkit.methods.cogmath.evaluate import evaluate
 from paperkit.methods.cogmath.prompts import load_prompts
+from paperkit.methods.cogmath.run import evaluate
 from paperkit.methods.cogmath.sources import read_official, validate_rows
 
 FIXTURE = Path(__file__).parent / "data" / "official_3.json"
