@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "lib")]
 
-from paperkit.methods.cogmath import backends as B  # noqa: E402
+from paperkit.methods.cogmath import backends  # noqa: E402
 from paperkit.methods.cogmath.prompts import load_prompts  # noqa: E402
 from paperkit.methods.cogmath.run import evaluate  # noqa: E402
 from paperkit.methods.cogmath.synthetic import generate  # noqa: E402
@@ -36,8 +36,8 @@ def timed(fn):
 
 
 def live(rows, url, jobs, cache):
-    inner = B.OpenAIBackend("bench", base_url=url, jobs=jobs, retries=0, timeout=30)
-    b = B.with_cache(inner, cache)
+    inner = backends.OpenAIBackend("bench", base_url=url, jobs=jobs, retries=0, timeout=30)
+    b = backends.with_cache(inner, cache)
     try:
         return evaluate(rows, b, load_prompts())
     finally:
@@ -72,7 +72,7 @@ def main() -> None:
         results[f"live --jobs 8 ({n_large} prompts)"] = t_live
         ts = []
         for _ in range(a.reps):
-            t, res = timed(lambda: evaluate(large, B.with_cache(None, Path(d) / "large.sqlite"), load_prompts()))
+            t, res = timed(lambda: evaluate(large, backends.with_cache(None, Path(d) / "large.sqlite"), load_prompts()))
             assert res.summary == res_live.summary
             ts.append(t)
         results[f"replay ({n_large} prompts)"] = statistics.median(ts)
