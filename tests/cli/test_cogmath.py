@@ -383,6 +383,21 @@ def test_eval_hf_backend_by_model_folder(pk, one_problem, tmp_path):
     assert summary_line(r)["cached"] == 0
 
 
+def test_eval_hf_cuda_without_a_gpu_is_one_line(pk, one_problem, tmp_path):
+    pytest.importorskip("transformers")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    from ..methods.cogmath.test_cogmath_backends import _tiny_bos_model
+
+    run = tmp_path / "run"
+    line = one_line_error(pk("cogmath-eval", "--inquiries", one_problem, "--backend", "hf", "--model",
+                             _tiny_bos_model(tmp_path / "tiny"), "--device", "cuda", "--run-dir", run), 1)
+    assert "--device cuda" in line and "no CUDA device" in line
+    assert not run.exists()
+
+
 # ------------------------------------------------------------------------------ cogmath-report
 def test_report_bad_input(pk, tmp_path):
     assert "summary.json" in one_line_error(pk("cogmath-report", tmp_path), 3)

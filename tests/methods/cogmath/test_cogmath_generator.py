@@ -167,3 +167,17 @@ def test_gaps_are_recorded_when_the_judge_keeps_rejecting(monkeypatch):
     rows = synthetic.inquiries_for(sp, rng, max_retries=2)
     d8 = [r for r in rows if r["dimension"] == 8][0]
     assert d8["judge"] == "rejected" and d8["inquiry"] is None and d8["attempts"] == 2
+
+
+def test_prepare_and_execute_generate_follow_the_settings():
+    """The orchestration passes seed, steps and retries through: the same rows as calling the generator."""
+    from paperkit.core.errors import UsageError
+    from paperkit.methods.cogmath.run import GenerateSettings, execute_generate, prepare_generate
+
+    s = GenerateSettings(seed=5, min_steps=3, max_steps=3, retries=1)
+    result = execute_generate(prepare_generate(s, "synthetic:2"))
+    assert result.rows == synthetic.generate(2, 5, max_retries=2, min_steps=3, max_steps=3)[1]
+    with pytest.raises(UsageError, match="above --max-steps"):
+        prepare_generate(GenerateSettings(min_steps=4, max_steps=3), "synthetic:2")
+    with pytest.raises(UsageError, match="needs a language model"):
+        prepare_generate(GenerateSettings(agents="llm"), "synthetic:2")
