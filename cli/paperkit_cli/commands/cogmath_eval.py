@@ -2,92 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-
 import click
 
 from paperkit_cli import options
+from paperkit_cli.commands._cogmath_common import backend_options
 
-BACKEND_CHOICES = ["openai", "shell", "hf", "rule", "replay"]
-DTYPE_CHOICES = ["auto", "float32", "bfloat16", "float16"]
-
-
-class PositiveSeconds(click.ParamType):
-    """A finite number of seconds above zero (``nan`` and ``inf`` are refused, exit 2)."""
-
-    name = "seconds"
-
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        import math
-
-        try:
-            x = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(x) or x <= 0:
-            self.fail(f"{value!r} is not a finite number of seconds above 0", param, ctx)
-        return x
-
-
-def backend_options(f: Callable) -> Callable:
-    """The model/backend options shared by cogmath-eval and cogmath-generate (LLM agents)."""
-    decorators = [
-        click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="rule", show_default=True,
-                     help="openai: an OpenAI-compatible server; shell: a program (prompt on stdin, answer on "
-                          "stdout); hf: a local transformers model; rule: the template-aware rule solver; "
-                          "replay: answers from --cache only."),
-        click.option("--model", default=None, metavar="NAME|PATH",
-                     help="openai: the model name the server serves; hf: a local Hugging Face model folder "
-                          "(nothing is downloaded); replay: the cache's model to replay; shell, rule: the name "
-                          "answers are cached under."),
-        click.option("--base-url", default="http://127.0.0.1:8000/v1", show_default=True, metavar="URL",
-                     help="OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, a hosted API)."),
-        click.option("--api-key-env", default=None, metavar="VAR",
-                     help="Environment variable holding the API key (never stored); none for local servers."),
-        click.option("--cmd", default=None, metavar="'PROG ARGS'",
-                     help="Shell backend program and arguments, split like a shell would but run without one."),
-        click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=None,
-                     help="hf backend: precision of the weights; auto is the model's own [default: float32 on "
-                          "CPU, auto on CUDA]. Part of the cache key."),
-        click.option("--failures", default=None, metavar="SPEC",
-                     help="rule backend failure modes, e.g. 'memorise' or 'distracted:0.5,literal' (modes: "
-                          "memorise, literal, distracted, no_refusal, no_backward, no_intermediate, off_by_one)."),
-        click.option("--timeout", type=PositiveSeconds(), default=60.0, show_default=True,
-                     help="Seconds per request (openai, shell); a finite number above 0."),
-        click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
-                     help="openai: retries with exponential backoff on timeouts, 429 and 5xx; cogmath-generate "
-                          "also gives each dimension N+1 inquiry proposals before recording it as missing."),
-        click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True,
-                     help="Longest answer to generate (openai, hf)."),
-        click.option("--cache", default=None, type=click.Path(dir_okay=False), metavar="FILE",
-                     help="Response cache (SQLite; several runs may share one) to reuse and extend "
-                          "[default: cache.sqlite in the run dir]. An old JSONL cache is migrated into FILE.sqlite."),
-        click.option("--prompts", "prompts_file", default=None, type=click.Path(dir_okay=False), metavar="FILE",
-                     help="YAML overriding the shipped prompt templates and extraction settings."),
-        options.jobs_option, options.seed_option, options.device_option,
-    ]
-    for d in reversed(decorators):
-        f = d(f)
-    return f
-
-
-def build_backend(params: dict, *, template: str, memory: list) -> object:
-    """The inner backend for the given option values (None for replay)."""
-    import logging
-
-    from paperkit.methods.cogmath import backends
-
-    jobs = params["jobs"]
-    if jobs == 0:
-        import os
-
-        jobs = os.cpu_count() or 1
-    return backends.make_backend(
-        params["backend"], model=params["model"], base_url=params["base_url"], api_key_env=params["api_key_env"],
-        cmd=params["cmd"], timeout=params["timeout"], retries=params["retries"], max_tokens=params["max_tokens"],
-        jobs=jobs, failures=params["failures"], seed=params["seed"], template=template, memory=memory,
-        device=params["device"], dtype=params["dtype"], on_warning=logging.getLogger("paperkit.cogmath").warning)
+SETTINGS = "paperkit.methods.cogmath.run:EvalSettings"
 
 
 @options.command("cogmath-eval", short_help="Ask a model every CogMath inquiry and score mastery per dimension.")
@@ -99,7 +19,7 @@ def build_backend(params: dict, *, template: str, memory: list) -> object:
                    "prompt; the faithful grader) or rule (a heuristic: the answer must state a quantity of the "
                    "reference explanation that the question does not give).")
 @options.run_dir_options
-def cli(**params: object) -> None:
+def cli(inquiries, cache, prompts_file, run_dir, resume, force, **_):
     """Ask a model every CogMath inquiry and score mastery per dimension.
 
     Reads the inquiries, sends the original problem and each available inquiry (nine dimensions,
@@ -126,52 +46,41 @@ def cli(**params: object) -> None:
       $ paperkit cogmath-eval --inquiries inq.jsonl --backend replay --cache runs/mem/cache.sqlite --run-dir runs/mem2
       $ paperkit cogmath-eval --inquiries inq.jsonl --backend rule --failures distracted:0.5 --run-dir runs/half
     """
-    import logging
-    from pathlib import Path
+    import json
 
     from paperkit.core import io, tables
-    from paperkit.core.progress import progress
-    from paperkit.methods.cogmath import backends, evaluate, sources
-    from paperkit.methods.cogmath.prompts import load_prompts
+    from paperkit.methods.cogmath.run import (
+        EVAL_RESUME_FREE,
+        EvalSettings,
+        check_calls,
+        dimension_rows,
+        execute_eval,
+        prepare_eval,
+    )
     from paperkit_cli import runtime
 
-    rows = sources.read_inquiries(params["inquiries"])
-    prompts = load_prompts(params["prompts_file"])
-    memory = [(r["inquiry"], r["reference"]) for r in rows if r["dimension"] == 0]
-    run_dir = Path(params["run_dir"])
-    cache_path = Path(params["cache"]) if params["cache"] else run_dir / "cache.sqlite"
-    if params["backend"] == "replay":
-        io.require_file(cache_path)
-    inner = build_backend(params, template=prompts.solve, memory=memory)
-    # where the server is and how patiently it is called do not change answers: a run may resume elsewhere
-    run = runtime.start_run(run_dir, resume=params["resume"], force=params["force"],
-                            resume_free=("base_url", "api_key_env", "timeout", "retries", "cache"))
-    backend = backends.with_cache(inner, cache_path, model=params["model"])
-    n = len(evaluate.build_prompts(rows, prompts))
-    try:
-        with progress(total=n, desc="cogmath-eval", unit="q") as bar:
-            result = evaluate.evaluate(rows, backend, prompts, judge=params["judge"], tick=bar.update)
-    finally:
-        backend.cache.compact()
-        backend.close()
-    io.write_jsonl(run.file("responses.jsonl"), result.responses)
-    tables.write_table(run.file("scores.csv"), result.scores)
-    io.write_json(run.file("summary.json"), result.summary)
-    s = result.summary
-    failed = [r["error"] for r in result.responses if r["error"] is not None]
-    if n and len(failed) == n:
-        from paperkit.core.errors import PaperkitError
+    s = runtime.settings(EvalSettings)
+    inputs = prepare_eval(s, inquiries, run_dir=run_dir, cache=cache, prompts_file=prompts_file, force=force)
+    run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=EVAL_RESUME_FREE)
+    out = execute_eval(inputs, run)
+    res = out.result
+    io.write_jsonl(run.file("responses.jsonl"), res.responses)
+    tables.write_table(run.file("scores.csv"), res.scores)
+    io.write_json(run.file("summary.json"), res.summary)
+    check_calls(out, run.path / "responses.jsonl")
+    sm = res.summary
 
-        first = str(failed[0]).strip().splitlines()[0] if str(failed[0]).strip() else "no message"
-        raise PaperkitError(f"all {n} calls failed (first: {first}); nothing was scored as a pass, see "
-                            f"{run.path / 'responses.jsonl'}; fix the backend and rerun with --resume")
-    if s["n_errors"]:
-        logging.getLogger("paperkit.cogmath").warning(
-            "%d of %d calls failed (recorded as failures in scores.csv; see responses.jsonl); rerun with --resume "
-            "to retry them", s["n_errors"], n)
-    runtime.write_manifest(inputs=[params["inquiries"], params["prompts_file"]], run_dir=run.path, seed=params["seed"],
-                           extra={"backend": backend.kind, "model": backend.model, "settings": backend.settings,
-                                  "cache": str(cache_path), "cache_hits": backend.cache.hits, "calls": backend.misses})
-    options.echo_data(json.dumps({"run_dir": str(run.path), "accuracy": s["accuracy"], "pass_rate": s["pass_rate"],
-                                  "overestimation": s["overestimation"], "n_inquiries": s["n_inquiries"],
-                                  "n_errors": s["n_errors"], "cached": backend.cache.hits, "called": backend.misses}))
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{100 * v:.1f}%"
+
+    options.report_table(dimension_rows(sm), [("dimension", "dim", ""), ("title", "inquiry", ""), ("stage", "stage", "d"),
+                                              ("n", "n", "d"), ("rpr", "RPR %", ".1f")],
+                         title=f"{sm['n_problems']} problems, {sm['n_inquiries']} inquiries ({out.kind} {out.model})",
+                         footer=f"accuracy {pct(sm['accuracy'])}  pass rate {pct(sm['pass_rate'])}  "
+                                f"overestimation {pct(sm['overestimation']).rstrip('%')} points")
+    runtime.write_manifest(inputs=inputs.files, run_dir=run.path, seed=s.seed,
+                           extra={"backend": out.kind, "model": out.model, "settings": out.backend_settings,
+                                  "cache": str(out.cache_path), "cache_hits": out.cache_hits, "calls": out.calls})
+    options.echo_data(json.dumps({"run_dir": str(run.path), "accuracy": sm["accuracy"], "pass_rate": sm["pass_rate"],
+                                  "overestimation": sm["overestimation"], "n_inquiries": sm["n_inquiries"],
+                                  "n_errors": sm["n_errors"], "cached": out.cache_hits, "called": out.calls}))

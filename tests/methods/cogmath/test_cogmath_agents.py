@@ -6,13 +6,12 @@ import re
 
 import pytest
 
-from paperkit.methods.cogmath import backends as B
-from paperkit.methods.cogmath import solver as S
+from paperkit.methods.cogmath import backends, solver
 from paperkit.methods.cogmath.agents import llm_inquiries, parse_action
 from paperkit.methods.cogmath.cache import ResponseCache
-from paperkit.methods.cogmath.evaluate import evaluate
 from paperkit.methods.cogmath.extract import extract_answer
 from paperkit.methods.cogmath.prompts import load_prompts
+from paperkit.methods.cogmath.run import evaluate
 from paperkit.methods.cogmath.sources import Problem, validate_rows
 from paperkit.methods.cogmath.synthetic import generate
 
@@ -53,7 +52,7 @@ def scripted_agents(other_problem: str, picky_about: str):
                 return "Thought: the question changed.\nAction: No"
             return "Thought: it meets the requirement.\nAction: Yes"
         if prompt.startswith("Solve the following math problem step by step and finish"):
-            return S.solve(_field(prompt, "Problem"))
+            return solver.solve(_field(prompt, "Problem"))
         if "Answer this question about the solution" in prompt:
             return "Because the story starts there; it gives 12 in the end."
         raise AssertionError(f"unexpected prompt: {prompt[:80]}")
@@ -76,8 +75,8 @@ def test_llm_agents_loop_over_http():
     other = generate(1, seed=99)[0][0]
     prompts = load_prompts()
     with ChatServer(scripted_agents(other.text, problems[0].question.split()[0])) as server:
-        inner = B.OpenAIBackend("agent", base_url=server.base_url, retries=0, jobs=4)
-        rows = llm_inquiries(problems, B.CachedBackend(inner, ResponseCache(None)), prompts, seed=0, max_retries=2)
+        inner = backends.OpenAIBackend("agent", base_url=server.base_url, retries=0, jobs=4)
+        rows = llm_inquiries(problems, backends.CachedBackend(inner, ResponseCache(None)), prompts, seed=0, max_retries=2)
     validate_rows(rows, "agents")
     by = {(r["problem"], r["dimension"]): r for r in rows}
     assert len(rows) == 30
@@ -91,16 +90,16 @@ def test_llm_agents_loop_over_http():
         assert by[(p.id, 2)]["inquiry"].split() != p.question.split()
         assert by[(p.id, 1)]["reference"] == by[(p.id, 4)]["reference"] == p.answer
         assert by[(p.id, 3)]["expected"] == "unsolvable"
-        assert by[(p.id, 5)]["reference"] == str(extract_answer(S.solve(other.text)))
+        assert by[(p.id, 5)]["reference"] == str(extract_answer(solver.solve(other.text)))
         assert by[(p.id, 9)]["reference"] == str(sp.program.steps[0].amounts[0])  # the hidden first number
         assert by[(p.id, 8)]["expected"] == "explain" and by[(p.id, 8)]["reference"] == "12"
     # and the rows evaluate: the rule model masters them (explain rows by the rule judge fail: it gives no 12)
-    res = evaluate(rows, B.CachedBackend(B.RuleBackend(template=prompts.solve), ResponseCache(None)), prompts)
+    res = evaluate(rows, backends.CachedBackend(backends.RuleBackend(template=prompts.solve), ResponseCache(None)), prompts)
     assert res.summary["accuracy"] == 1.0 and res.summary["dimensions"]["7"]["n"] == 0
     assert res.summary["dimensions"]["6"]["rpr"] == 1.0 and res.summary["dimensions"]["9"]["rpr"] == 1.0
 
 
-class RecordingAgent(B.Backend):
+class RecordingAgent(backends.Backend):
     """A scripted, deterministic agent (a function of the prompt, like a model at temperature 0; not a
     model): the Inquiry agent's proposal depends on how many rejections its prompt lists, and the Judge
     rejects every proposal below ``accept_at`` with a reason naming it."""
@@ -130,7 +129,7 @@ def _inquiry_prompts(agent):
 def test_retries_send_a_new_prompt_with_the_rejection():
     problems = [Problem("p", "Ann buys 3 pens for $2 each. How much does she pay?", "6", "3 * 2 = 6")]
     agent = RecordingAgent()
-    backend = B.CachedBackend(agent, ResponseCache(None))
+    backend = backends.CachedBackend(agent, ResponseCache(None))
     rows = llm_inquiries(problems, backend, load_prompts(), max_retries=4, dimensions=(1,))
     asked = _inquiry_prompts(agent)
     # every attempt is a real call with its own prompt (a cached identical prompt would repeat the rejection)
@@ -150,16 +149,16 @@ def test_retries_send_a_new_prompt_with_the_rejection():
 def test_retry_feedback_lets_a_later_attempt_pass():
     problems = [Problem("p", "Ann buys 3 pens for $2 each. How much does she pay?", "6", "3 * 2 = 6")]
     agent = RecordingAgent(accept_at=3)
-    rows = llm_inquiries(problems, B.CachedBackend(agent, ResponseCache(None)), load_prompts(), max_retries=3,
+    rows = llm_inquiries(problems, backends.CachedBackend(agent, ResponseCache(None)), load_prompts(), max_retries=3,
                          dimensions=(1,))
     row = next(r for r in rows if r["dimension"] == 1)
     assert row["judge"] == "accepted" and row["attempts"] == 3
     assert row["inquiry"] == "Reworded problem, version 3."
     # the whole loop again from the cache gives the same rows without calling the agent
     cache = ResponseCache(None)
-    first = llm_inquiries(problems, B.CachedBackend(RecordingAgent(accept_at=3), cache), load_prompts(),
+    first = llm_inquiries(problems, backends.CachedBackend(RecordingAgent(accept_at=3), cache), load_prompts(),
                           max_retries=3, dimensions=(1,))
-    again = llm_inquiries(problems, B.CachedBackend(None, cache, model="recorder", settings=""), load_prompts(),
+    again = llm_inquiries(problems, backends.CachedBackend(None, cache, model="recorder", settings=""), load_prompts(),
                           max_retries=3, dimensions=(1,))
     assert again == first == rows
 
@@ -167,7 +166,7 @@ def test_retry_feedback_lets_a_later_attempt_pass():
 def test_many_missing_dimensions_warn(caplog):
     problems = [Problem("p", "Ann buys 3 pens for $2 each. How much does she pay?", "6", "3 * 2 = 6")]
     with caplog.at_level("INFO", logger="paperkit.methods.cogmath.agents"):
-        llm_inquiries(problems, B.CachedBackend(RecordingAgent(), ResponseCache(None)), load_prompts(),
+        llm_inquiries(problems, backends.CachedBackend(RecordingAgent(), ResponseCache(None)), load_prompts(),
                       max_retries=2, dimensions=(1, 2))
     warned = [r for r in caplog.records if r.levelname == "WARNING"]
     assert len(warned) == 1 and "1 of 2 inquiries were never accepted" in warned[0].getMessage()

@@ -1,5 +1,5 @@
 """Backends: openai against a loopback chat-completions server, shell against a tiny script, hf with a
-tiny random model, the cache and replay (spec check 5), and failure handling.
+tiny random model, the cache and replay, and failure handling.
 
 The loopback server (paperkit.methods.cogmath.testing.ChatServer) is a test double of the HTTP path,
 not a model: its replies come from the rule solver. The real openai client talks to it over TCP.
@@ -14,10 +14,10 @@ import time
 import pytest
 
 from paperkit.core.errors import UsageError
-from paperkit.methods.cogmath import backends as B
+from paperkit.methods.cogmath import backends
 from paperkit.methods.cogmath.cache import ResponseCache, cache_key
-from paperkit.methods.cogmath.evaluate import evaluate
 from paperkit.methods.cogmath.prompts import load_prompts
+from paperkit.methods.cogmath.run import evaluate
 from paperkit.methods.cogmath.synthetic import generate
 from paperkit.methods.cogmath.testing import ChatServer
 
@@ -31,8 +31,8 @@ def rows():
 
 def openai_backend(url, cache=None, **kw):
     kw.setdefault("retries", 0)
-    inner = B.OpenAIBackend("stub-model", base_url=url, **kw)
-    return B.CachedBackend(inner, ResponseCache(cache))
+    inner = backends.OpenAIBackend("stub-model", base_url=url, **kw)
+    return backends.CachedBackend(inner, ResponseCache(cache))
 
 
 def free_port():
@@ -53,7 +53,7 @@ def test_openai_backend_end_to_end_and_replay(rows, tmp_path):
         assert body["model"] == "stub-model" and body["temperature"] == 0.0
         assert body["messages"][-1]["role"] == "user" and "Problem:" in body["messages"][-1]["content"]
     assert live.summary["pass_rate"] == 1.0 and live.summary["n_errors"] == 0
-    replay = evaluate(rows, B.CachedBackend(None, ResponseCache(cache, must_exist=True)), prompts)
+    replay = evaluate(rows, backends.CachedBackend(None, ResponseCache(cache, must_exist=True)), prompts)
     assert json.dumps(replay.summary) == json.dumps(live.summary)
     assert replay.responses == live.responses
 
@@ -71,7 +71,7 @@ def test_openai_concurrency(tmp_path):
 
 def test_unreachable_server_is_fatal():
     b = openai_backend(f"http://127.0.0.1:{free_port()}/v1", timeout=2)
-    with pytest.raises(B.BackendFatal, match="cannot reach"):
+    with pytest.raises(backends.BackendFatal, match="cannot reach"):
         b.complete(["Problem: 1"])
 
 
@@ -90,10 +90,10 @@ def test_http_400_is_per_item_but_404_and_401_are_fatal():
     with ChatServer(status=lambda n, body: 400) as server:
         assert "HTTP 400" in openai_backend(server.base_url).complete(["x"])[0].error
     with ChatServer(status=lambda n, body: 404) as server:
-        with pytest.raises(B.BackendFatal, match="404"):
+        with pytest.raises(backends.BackendFatal, match="404"):
             openai_backend(server.base_url).complete(["x"])
     with ChatServer(api_key="sk-right") as server:
-        with pytest.raises(B.BackendFatal, match="401"):
+        with pytest.raises(backends.BackendFatal, match="401"):
             openai_backend(server.base_url, api_key="sk-wrong").complete(["x"])
 
 
@@ -111,15 +111,15 @@ def test_api_key_from_env_is_sent_and_never_stored(tmp_path, monkeypatch):
     monkeypatch.setenv("COGMATH_TEST_KEY", secret)
     cache = tmp_path / "c.sqlite"
     with ChatServer(lambda p, r: "#### 2", api_key=secret) as server:
-        inner = B.make_backend("openai", model="m", base_url=server.base_url, api_key_env="COGMATH_TEST_KEY")
-        b = B.with_cache(inner, cache)
+        inner = backends.make_backend("openai", model="m", base_url=server.base_url, api_key_env="COGMATH_TEST_KEY")
+        b = backends.with_cache(inner, cache)
         assert b.complete(["Problem: 1"])[0].text == "#### 2"
         assert server.requests[0]["authorization"] == f"Bearer {secret}"
     b.cache.compact()
     assert secret.encode() not in cache.read_bytes() and secret not in b.settings and secret not in b.model
     monkeypatch.delenv("COGMATH_TEST_KEY")
     with pytest.raises(UsageError, match="COGMATH_TEST_KEY"):
-        B.make_backend("openai", model="m", base_url="http://127.0.0.1:1/v1", api_key_env="COGMATH_TEST_KEY")
+        backends.make_backend("openai", model="m", base_url="http://127.0.0.1:1/v1", api_key_env="COGMATH_TEST_KEY")
 
 
 # ------------------------------------------------------------------------------------------------ shell
@@ -135,24 +135,24 @@ def script(tmp_path):
 def test_shell_backend_answers_errors_and_timeouts(script, tmp_path):
     marker = tmp_path / "pwned"
     # the argument reaches the program verbatim: no shell expands or runs it
-    b = B.ShellBackend([str(script), f"$(touch {marker})"], timeout=2, jobs=2)
+    b = backends.ShellBackend([str(script), f"$(touch {marker})"], timeout=2, jobs=2)
     out = b.complete(["Problem: one", "please fail", "sleep now"])
     assert out[0].text == f"#### {len(f'$(touch {marker})')}"
     assert out[1].text is None and "exit status 3" in out[1].error and "oops" in out[1].error
     assert out[2].text is None and "timed out" in out[2].error
     assert not marker.exists()
-    with pytest.raises(B.BackendFatal, match="not found"):
-        B.ShellBackend("no-such-program-xyz").complete(["x"])
+    with pytest.raises(backends.BackendFatal, match="not found"):
+        backends.ShellBackend("no-such-program-xyz").complete(["x"])
 
 
 def test_shell_backend_through_evaluate_and_replay(script, rows, tmp_path):
     prompts = load_prompts()
     cache = tmp_path / "c.sqlite"
     cmd = f"{script} abc"  # always answers 3
-    live = evaluate(rows, B.with_cache(B.make_backend("shell", cmd=cmd), cache), prompts)
+    live = evaluate(rows, backends.with_cache(backends.make_backend("shell", cmd=cmd), cache), prompts)
     expected_pass = sum(1 for r in rows if r["inquiry"] and r["expected"] == "answer" and r["reference"] == "3")
     assert sum(s["pass"] for s in live.scores) == expected_pass
-    backend = B.with_cache(None, cache)
+    backend = backends.with_cache(None, cache)
     assert backend.model == f"shell:{script} abc"
     again = evaluate(rows, backend, prompts)
     assert again.summary == live.summary and backend.misses == 0
@@ -187,7 +187,7 @@ def test_old_jsonl_cache_is_migrated_torn_line_and_all(tmp_path):
     c.put(cache_key("m", "", "z"), "m", "", "z", "#### 9")
     c.close()
     assert path.read_bytes()[:16] == b"SQLite format 3\x00"  # converted in place
-    assert len(ResponseCache(path)) == 3 and B.with_cache(None, path).model == "m"
+    assert len(ResponseCache(path)) == 3 and backends.with_cache(None, path).model == "m"
     last = tmp_path / "d.jsonl"
     last.write_text(json.dumps(rows[0]))  # complete, but no final newline (an edited file)
     assert len(ResponseCache(last)) == 1
@@ -257,12 +257,12 @@ def test_replay_misses_are_failed_items_and_model_choice(tmp_path):
         c.put(cache_key(m, "", "p"), m, "", "p", f"#### {m}")
     c.compact()
     with pytest.raises(UsageError, match="several"):
-        B.with_cache(None, path)
-    b = B.with_cache(None, path, model="b")
+        backends.with_cache(None, path)
+    b = backends.with_cache(None, path, model="b")
     out = b.complete(["p", "q"])
     assert out[0].text == "#### b" and out[1].text is None and "no cached response" in out[1].error
     with pytest.raises(UsageError, match="no responses for model"):
-        B.with_cache(None, path, model="c")
+        backends.with_cache(None, path, model="c")
 
 
 # -------------------------------------------------------------------------------------------------- hf
@@ -289,7 +289,7 @@ def tiny_model(tmp_path_factory):
 
 @pytest.mark.slow
 def test_hf_backend_generates_deterministically_in_batches(tiny_model, rows):
-    b = B.HFBackend(str(tiny_model), max_new_tokens=4, batch_size=4, device="cpu")
+    b = backends.HFBackend(str(tiny_model), max_new_tokens=4, batch_size=4, device="cpu")
     prompts = ["Problem : apples has 3 .", "Problem : 7", "the", "Problem : 1 2 3", "5"]
     a = b.complete(prompts)
     again = b.complete(prompts)
@@ -298,7 +298,7 @@ def test_hf_backend_generates_deterministically_in_batches(tiny_model, rows):
     assert b.model == f"hf:{os.path.basename(str(tiny_model))}" and "max_new_tokens=4" in b.settings
     # the whole pipeline runs on it (a random model masters nothing)
     one = [r for r in rows if r["problem"] == rows[0]["problem"]]
-    res = evaluate(one, B.CachedBackend(b, ResponseCache(None)), load_prompts())
+    res = evaluate(one, backends.CachedBackend(b, ResponseCache(None)), load_prompts())
     assert res.summary["pass_rate"] == 0.0 and len(res.responses) == 10
 
 
@@ -307,9 +307,9 @@ def test_hf_backend_bad_directory(tmp_path):
     from paperkit.core.errors import InputError
 
     with pytest.raises(InputError, match="no such model directory"):
-        B.HFBackend(str(tmp_path / "missing"))
+        backends.HFBackend(str(tmp_path / "missing"))
     with pytest.raises(InputError, match="cannot load"):
-        B.HFBackend(str(tmp_path))
+        backends.HFBackend(str(tmp_path))
 
 
 # ------------------------------------------------------------------------------- openai: parameters, hygiene
@@ -319,7 +319,7 @@ REFUSES_MAX_TOKENS = (400, "Unsupported parameter: 'max_tokens' is not supported
 
 def test_openai_sends_the_seed():
     with ChatServer(lambda p, r: "#### 1") as server:
-        inner = B.make_backend("openai", model="m", base_url=server.base_url, seed=7, retries=0)
+        inner = backends.make_backend("openai", model="m", base_url=server.base_url, seed=7, retries=0)
         assert inner.complete(["Problem: 1"])[0].text == "#### 1"
         assert server.requests[0]["body"]["seed"] == 7 and "seed=7" in inner.settings
 
@@ -350,7 +350,7 @@ def test_openai_other_400s_do_not_switch_parameters():
 def test_openai_run_stops_when_the_first_calls_all_fail_alike():
     with ChatServer(status=lambda n, body: (400, "this model does not support chat")) as server:
         b = openai_backend(server.base_url, fail_fast=4)
-        with pytest.raises(B.BackendFatal, match="first 4 calls .* same error .*does not support chat"):
+        with pytest.raises(backends.BackendFatal, match="first 4 calls .* same error .*does not support chat"):
             b.complete([f"Problem: {i}" for i in range(20)])
         assert len(server.requests) == 4
     # once a call has succeeded, failures are per item again
@@ -366,15 +366,15 @@ def test_key_over_plain_http_to_another_host_is_warned_once(monkeypatch):
                         ("https://api.example.org/v1", False), ("http://127.0.0.1:8000/v1", False),
                         ("http://localhost:8000/v1", False), ("http://[::1]:8000/v1", False)]:
         seen.clear()
-        b = B.make_backend("openai", model="m", base_url=url, api_key_env="COGMATH_TEST_KEY", on_warning=seen.append)
+        b = backends.make_backend("openai", model="m", base_url=url, api_key_env="COGMATH_TEST_KEY", on_warning=seen.append)
         b.close()
         assert len(seen) == int(warned), url
         assert not warned or ("unencrypted" in seen[0] and "sk-x" not in seen[0])
     seen.clear()
-    B.make_backend("openai", model="m", base_url="http://10.0.0.7/v1", on_warning=seen.append).close()  # no key
+    backends.make_backend("openai", model="m", base_url="http://10.0.0.7/v1", on_warning=seen.append).close()  # no key
     assert seen == []
     with pytest.warns(UserWarning, match="unencrypted"):
-        B.make_backend("openai", model="m", base_url="http://10.0.0.7/v1", api_key_env="COGMATH_TEST_KEY").close()
+        backends.make_backend("openai", model="m", base_url="http://10.0.0.7/v1", api_key_env="COGMATH_TEST_KEY").close()
 
 
 # -------------------------------------------------------------------------- hf: tokenise once, dtype, key
@@ -412,7 +412,7 @@ def bos_model(tmp_path_factory):
 
 
 def test_hf_prompt_is_tokenised_once_with_one_bos(bos_model):
-    b = B.HFBackend(str(bos_model), max_new_tokens=2, batch_size=4, device="cpu")
+    b = backends.HFBackend(str(bos_model), max_new_tokens=2, batch_size=4, device="cpu")
     seen = []
     generate = b.lm.generate
 
@@ -436,15 +436,15 @@ def test_hf_prompt_is_tokenised_once_with_one_bos(bos_model):
 def test_hf_dtype_and_chat_template_are_in_the_cache_key(bos_model, tmp_path):
     import torch
 
-    default = B.HFBackend(str(bos_model), device="cpu")
+    default = backends.HFBackend(str(bos_model), device="cpu")
     assert default.lm.dtype == torch.float32 and "dtype=float32" in default.settings
-    half = B.make_backend("hf", model=str(bos_model), device="cpu", dtype="bfloat16")
+    half = backends.make_backend("hf", model=str(bos_model), device="cpu", dtype="bfloat16")
     assert half.lm.dtype == torch.bfloat16 and "dtype=bfloat16" in half.settings
     assert "chat_template=" in default.settings and "chat_template=none" not in default.settings
-    other = B.HFBackend(str(_tiny_bos_model(tmp_path / "m2", template=BOS_TEMPLATE + " ")), device="cpu")
-    keys = {B.CachedBackend(b, ResponseCache(None)).key("p") for b in (default, half, other)}
+    other = backends.HFBackend(str(_tiny_bos_model(tmp_path / "m2", template=BOS_TEMPLATE + " ")), device="cpu")
+    keys = {backends.CachedBackend(b, ResponseCache(None)).key("p") for b in (default, half, other)}
     assert len(keys) == 3  # another precision or template never replays these answers
     with pytest.raises(UsageError, match="--dtype"):
-        B.HFBackend(str(bos_model), dtype="float8")
+        backends.HFBackend(str(bos_model), dtype="float8")
     with pytest.raises(UsageError, match="--model PATH"):
-        B.make_backend("hf")
+        backends.make_backend("hf")

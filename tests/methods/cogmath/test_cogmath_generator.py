@@ -1,4 +1,4 @@
-"""The offline problem source: completeness and exact references of the nine inquiries (spec check 1)."""
+"""The offline problem source: completeness and exact references of the nine inquiries."""
 
 from collections import Counter
 from fractions import Fraction
@@ -7,9 +7,7 @@ import numpy as np
 import pytest
 import sympy
 
-from paperkit.methods.cogmath import program as P
-from paperkit.methods.cogmath import solver as S
-from paperkit.methods.cogmath import synthetic as Y
+from paperkit.methods.cogmath import program, solver, synthetic
 from paperkit.methods.cogmath.extract import parse_answer
 
 # An interpreter written here, independent of program.execute: the meaning of each step, by hand.
@@ -50,7 +48,7 @@ def run(prog, words=WORDS):
 
 @pytest.fixture(scope="module")
 def generated():
-    return Y.generate(200, seed=7)
+    return synthetic.generate(200, seed=7)
 
 
 def test_all_nine_inquiries_exist(generated):
@@ -69,13 +67,13 @@ def test_original_and_d1_d4_keep_the_answer(generated):
     problems, rows = generated
     by = {(r["problem"], r["dimension"]): r for r in rows}
     for p in problems:
-        a = run(S.parse_problem(p.text).program)
+        a = run(solver.parse_problem(p.text).program)
         assert a == p.answer == _ref(by[(p.id, 0)])
         for d in (1, 4):
-            parsed = S.parse_problem(by[(p.id, d)]["inquiry"])
+            parsed = solver.parse_problem(by[(p.id, d)]["inquiry"])
             assert run(parsed.program) == a and _ref(by[(p.id, d)]) == a
         assert by[(p.id, 1)]["inquiry"] != p.text
-        assert S.parse_problem(by[(p.id, 4)]["inquiry"]).distractor_numbers
+        assert solver.parse_problem(by[(p.id, 4)]["inquiry"]).distractor_numbers
 
 
 def test_d6_d7_d5_d8_references_equal_re_execution(generated):
@@ -84,16 +82,16 @@ def test_d6_d7_d5_d8_references_equal_re_execution(generated):
     for p in problems:
         for d in (5, 6, 7, 8):
             row = by[(p.id, d)]
-            prog = S.parse_problem(row["inquiry"]).program
+            prog = solver.parse_problem(row["inquiry"]).program
             words = dict(WORDS)
             if prog.redefinition is not None:
                 words[prog.redefinition[0]] = prog.redefinition[2]
             assert run(prog, words) == _ref(row), (d, row["inquiry"])
-        d6 = S.parse_problem(by[(p.id, 6)]["inquiry"]).program
+        d6 = solver.parse_problem(by[(p.id, 6)]["inquiry"]).program
         assert d6.inputs() != p.program.inputs() and _ref(by[(p.id, 6)]) != p.answer
-        d7 = S.parse_problem(by[(p.id, 7)]["inquiry"]).program
+        d7 = solver.parse_problem(by[(p.id, 7)]["inquiry"]).program
         assert d7.redefinition is not None and d7.redefinition[0] in p.text and _ref(by[(p.id, 7)]) != p.answer
-        d5 = S.parse_problem(by[(p.id, 5)]["inquiry"]).program
+        d5 = solver.parse_problem(by[(p.id, 5)]["inquiry"]).program
         assert d5.structure() == p.program.structure() and d5.lexicon.item != p.program.lexicon.item
 
 
@@ -103,8 +101,8 @@ def test_d9_references_are_the_unique_sympy_solution(generated):
     x = sympy.Symbol("x")
     for i, p in enumerate(problems):
         row = by[(p.id, 9)]
-        m = S._BACKWARD_RE.match(row["inquiry"])
-        masked = S.parse_problem(m.group("inner")).program
+        m = solver._BACKWARD_RE.match(row["inquiry"])
+        masked = solver.parse_problem(m.group("inner")).program
         for slot in masked.slots():  # the test's own interpreter over sympy numbers
             v = masked.get(slot)
             masked = masked.set(slot, x if not isinstance(v, Fraction) else sympy.Rational(v.numerator, v.denominator))
@@ -129,43 +127,57 @@ def test_d2_is_a_different_permutation_and_d3_lacks_a_needed_quantity(generated)
         d2 = by[(p.id, 2)]["inquiry"]
         assert sorted(d2.split()) == sorted(p.text.split()) and d2.split() != p.text.split()
         assert by[(p.id, 2)]["expected"] == by[(p.id, 3)]["expected"] == "unsolvable"
-        d3 = S.parse_problem(by[(p.id, 3)]["inquiry"]).program
-        assert S.missing_inputs(d3) and S.symbolic_answer(d3).free_symbols
+        d3 = solver.parse_problem(by[(p.id, 3)]["inquiry"]).program
+        assert solver.missing_inputs(d3) and solver.symbolic_answer(d3).free_symbols
 
 
 def test_same_seed_same_rows_and_problems_are_independent_of_n():
-    _, a = Y.generate(5, seed=3)
-    _, b = Y.generate(5, seed=3)
-    _, c = Y.generate(8, seed=3)
+    _, a = synthetic.generate(5, seed=3)
+    _, b = synthetic.generate(5, seed=3)
+    _, c = synthetic.generate(8, seed=3)
     assert a == b and c[:len(a)] == a
-    assert Y.generate(5, seed=4)[1] != a
+    assert synthetic.generate(5, seed=4)[1] != a
 
 
 def test_render_parse_roundtrip_random_programs():
     rng = np.random.default_rng(0)
     for _ in range(300):
-        prog = P.random_program(rng, min_steps=1, max_steps=6)
+        prog = program.random_program(rng, min_steps=1, max_steps=6)
         for words in (False, True):
-            back = S.parse_problem(P.render(prog, words=words).text).program
+            back = solver.parse_problem(program.render(prog, words=words).text).program
             assert [(s.kind, s.amounts, s.word) for s in back.steps] == [(s.kind, s.amounts, s.word) for s in prog.steps]
-            assert run(back) == P.execute(prog)
+            assert run(back) == program.execute(prog)
 
 
 def test_judge_rejects_bad_candidates():
     rng = np.random.default_rng(1)
-    sp = Y.make_problem("t", rng)
-    same = Y.Candidate(sp.text, "answer", sp.answer)
-    assert Y.judge(1, sp, same)[0] is False
-    assert Y.judge(2, sp, Y.Candidate(sp.text, "unsolvable", None))[0] is False  # not shuffled
-    assert Y.judge(3, sp, Y.Candidate(sp.text, "unsolvable", None))[0] is False  # nothing missing
-    wrong = Y.Candidate(P.render(P.resample_numbers(sp.program, rng)).text, "answer", sp.answer + 1)
-    assert Y.judge(6, sp, wrong)[0] is False
+    sp = synthetic.make_problem("t", rng)
+    same = synthetic.Candidate(sp.text, "answer", sp.answer)
+    assert synthetic.judge(1, sp, same)[0] is False
+    assert synthetic.judge(2, sp, synthetic.Candidate(sp.text, "unsolvable", None))[0] is False  # not shuffled
+    assert synthetic.judge(3, sp, synthetic.Candidate(sp.text, "unsolvable", None))[0] is False  # nothing missing
+    wrong = synthetic.Candidate(program.render(program.resample_numbers(sp.program, rng)).text, "answer", sp.answer + 1)
+    assert synthetic.judge(6, sp, wrong)[0] is False
 
 
 def test_gaps_are_recorded_when_the_judge_keeps_rejecting(monkeypatch):
     rng = np.random.default_rng(2)
-    sp = Y.make_problem("t", rng)
-    monkeypatch.setitem(Y.PROPOSERS, 8, lambda sp, rng: Y.Candidate(sp.text, "answer", sp.answer))
-    rows = Y.inquiries_for(sp, rng, max_retries=2)
+    sp = synthetic.make_problem("t", rng)
+    monkeypatch.setitem(synthetic.PROPOSERS, 8, lambda sp, rng: synthetic.Candidate(sp.text, "answer", sp.answer))
+    rows = synthetic.inquiries_for(sp, rng, max_retries=2)
     d8 = [r for r in rows if r["dimension"] == 8][0]
     assert d8["judge"] == "rejected" and d8["inquiry"] is None and d8["attempts"] == 2
+
+
+def test_prepare_and_execute_generate_follow_the_settings():
+    """The orchestration passes seed, steps and retries through: the same rows as calling the generator."""
+    from paperkit.core.errors import UsageError
+    from paperkit.methods.cogmath.run import GenerateSettings, execute_generate, prepare_generate
+
+    s = GenerateSettings(seed=5, min_steps=3, max_steps=3, retries=1)
+    result = execute_generate(prepare_generate(s, "synthetic:2"))
+    assert result.rows == synthetic.generate(2, 5, max_retries=2, min_steps=3, max_steps=3)[1]
+    with pytest.raises(UsageError, match="above --max-steps"):
+        prepare_generate(GenerateSettings(min_steps=4, max_steps=3), "synthetic:2")
+    with pytest.raises(UsageError, match="needs a language model"):
+        prepare_generate(GenerateSettings(agents="llm"), "synthetic:2")

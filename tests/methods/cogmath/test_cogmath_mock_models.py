@@ -1,24 +1,23 @@
-"""Mock models with known behaviour give the known scores (spec check 3)."""
+"""Mock models with known behaviour give the known scores."""
 
 import pytest
 
-from paperkit.methods.cogmath import backends as B
-from paperkit.methods.cogmath import synthetic as Y
+from paperkit.methods.cogmath import backends, synthetic
 from paperkit.methods.cogmath.cache import ResponseCache
-from paperkit.methods.cogmath.evaluate import evaluate
 from paperkit.methods.cogmath.prompts import load_prompts
+from paperkit.methods.cogmath.run import evaluate
 
 
 @pytest.fixture(scope="module")
 def rows():
-    return Y.generate(60, seed=11)[1]
+    return synthetic.generate(60, seed=11)[1]
 
 
 def run(rows, failures=None, seed=0):
     prompts = load_prompts()
     memory = [(r["inquiry"], r["reference"]) for r in rows if r["dimension"] == 0]
-    inner = B.RuleBackend(template=prompts.solve, failures=B.parse_failures(failures), memory=memory, seed=seed)
-    return evaluate(rows, B.CachedBackend(inner, ResponseCache(None)), prompts).summary
+    inner = backends.RuleBackend(template=prompts.solve, failures=backends.parse_failures(failures), memory=memory, seed=seed)
+    return evaluate(rows, backends.CachedBackend(inner, ResponseCache(None)), prompts).summary
 
 
 def rpr(s):

@@ -1,4 +1,4 @@
-"""A 3-problem fixture in the official CogMath layout, one problem lacking a dimension (spec check 6).
+"""A 3-problem fixture in the official CogMath layout, one problem lacking a dimension.
 
 The fixture's problems are written for this test (the official data is not redistributed).
 """
@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from paperkit.core.errors import InputError
-from paperkit.methods.cogmath import backends as B
+from paperkit.methods.cogmath import backends
 from paperkit.methods.cogmath.cache import ResponseCache
-from paperkit.methods.cogmath.evaluate import evaluate
 from paperkit.methods.cogmath.prompts import load_prompts
+from paperkit.methods.cogmath.run import evaluate
 from paperkit.methods.cogmath.sources import read_official, validate_rows
 
 FIXTURE = Path(__file__).parent / "data" / "official_3.json"
 
 
-class Scripted(B.Backend):
+class Scripted(backends.Backend):
     """Answers by a table from inquiry text to response (a scripted model for a known verdict)."""
 
     def __init__(self, table, template):
@@ -60,7 +60,7 @@ def test_scores_a_scripted_model():
                                                          "#### 150", "#### 150", "#### 120", "#### 300",
                                                          "60 * 2.5 = 150 km", "#### 60"])})
     table = {r["inquiry"]: right[(r["problem"], r["dimension"])] for r in rows}
-    res = evaluate(rows, B.CachedBackend(Scripted(table, prompts.solve), ResponseCache(None)), prompts)
+    res = evaluate(rows, backends.CachedBackend(Scripted(table, prompts.solve), ResponseCache(None)), prompts)
     s = res.summary
     assert s["accuracy"] == 1.0
     assert s["pass_rate"] == round(2 / 3, 6)  # TOY@1 is mastered though it lacks D7
@@ -109,7 +109,7 @@ def test_llm_judge_grades_explanations():
                 return "Thought: compare.\nAction: " + ("Yes" if "18" in graded else "No")
             return super().generate(prompt)
 
-    backend = B.CachedBackend(Grader(table, prompts.solve), ResponseCache(None))
+    backend = backends.CachedBackend(Grader(table, prompts.solve), ResponseCache(None))
     res = evaluate(rows, backend, prompts, judge="llm")
     verdicts = {(s["problem"], s["dimension"]): s for s in res.scores}
     assert verdicts[("TOY@0", 8)]["status"] == "judge_yes" and verdicts[("TOY@0", 8)]["pass"]

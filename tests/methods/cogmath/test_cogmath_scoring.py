@@ -1,4 +1,4 @@
-"""Scoring invariants and a hand-computed relative-pass-rate fixture (spec check 2)."""
+"""Scoring invariants and a hand-computed relative-pass-rate fixture."""
 
 import pytest
 from hypothesis import given, settings

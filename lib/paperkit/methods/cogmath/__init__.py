@@ -7,7 +7,7 @@ Public API:
   :func:`agents.llm_inquiries` (LLM Inquiry–Judge–Reference agents);
 * answering — :mod:`backends` (openai, shell, hf, rule, replay) with the response cache :mod:`cache`;
 * scoring — :mod:`extract` (answer extraction, refusals), :mod:`scoring` (mastery, PR, RPR,
-  overestimation), :func:`evaluate.evaluate`; :mod:`report` (tables, plot).
+  overestimation), :func:`run.evaluate`; orchestration of the commands in :mod:`run`; :mod:`report` (tables, plot).
 """
 
 from paperkit.methods.cogmath.dimensions import DIMENSIONS, STAGES, Dimension

@@ -331,8 +331,9 @@ class HFBackend(Backend):
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as e:  # pragma: no cover
             raise UsageError("the hf backend needs transformers: pip install 'paperkit[hf]'") from e
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
+        from paperkit.core.devices import resolve_device
+
+        device = str(resolve_device(device))  # cuda without a GPU: one-line error before the model loads
         if dtype is None:
             dtype = "float32" if device == "cpu" else "auto"
         wanted = dtype if dtype == "auto" else getattr(torch, dtype)

@@ -23,12 +23,13 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-from paperkit.methods.cogmath import program as P
+from paperkit.methods.cogmath import program
 from paperkit.methods.cogmath.extract import format_number, numbers_in, parse_answer
+from paperkit.methods.cogmath.program import Program
 
 FAILURE_MODES = ("literal", "distracted", "no_refusal", "no_backward", "no_intermediate", "off_by_one")
 
-_NUMWORD = "|".join(P._SMALL_WORDS)
+_NUMWORD = "|".join(program._SMALL_WORDS)
 _NUM = rf"(?:\d[\d,]*(?:\.\d+)?|x|some|{_NUMWORD})"
 _SLOT_RE = {
     "Name": r"(?P<name>[A-Z][a-z]+)", "Pron": r"(?:She|He)", "pron": r"(?:she|he)", "pos": r"(?:her|his)",
@@ -59,15 +60,15 @@ def _compile(template: str, extra: dict[str, str] | None = None) -> str:
 
 
 _OPENING = r"(?:(?:She|He)(?: then)?|After that, (?:she|he))"
-_INIT_RES = [re.compile("^" + _compile(t) + "$") for t in P.INIT_TEMPLATES]
+_INIT_RES = [re.compile("^" + _compile(t) + "$") for t in program.INIT_TEMPLATES]
 _STEP_RES: list[tuple[str, re.Pattern]] = []
-for _kind, _clauses in P.STEP_CLAUSES.items():
+for _kind, _clauses in program.STEP_CLAUSES.items():
     for _c in _clauses:
         extra = {"p": _PCT} if _kind == "lose_pct" else None
         _STEP_RES.append((_kind, re.compile(rf"^{_OPENING} (?P<clause>{_compile(_c, extra)})\.$")))
-_DISTRACTOR_RES = [re.compile("^" + _compile(t) + "$") for t in P.DISTRACTOR_TEMPLATES]
+_DISTRACTOR_RES = [re.compile("^" + _compile(t) + "$") for t in program.DISTRACTOR_TEMPLATES]
 _QUESTION_RES: list[tuple[str, re.Pattern]] = []
-for _kind, _qs in P.QUESTION_TEMPLATES.items():
+for _kind, _qs in program.QUESTION_TEMPLATES.items():
     for _q in _qs:
         _QUESTION_RES.append((_kind, re.compile("^" + _compile(_q, {"p": _PRICE}) + "$")))
 _INTERMEDIATE_RE = re.compile(r"^How many (?P<item>[a-z]+) does (?P<name>[A-Z][a-z]+) have right after (?:she|he) "
@@ -89,7 +90,7 @@ class Missing(Exception):
 
 @dataclass
 class Parsed:
-    program: P.Program
+    program: Program
     distractor_numbers: list[Any]
     symbolic: bool
 
@@ -102,8 +103,8 @@ def _amount(token: str) -> Any:
         import sympy
 
         return sympy.Symbol("x")
-    if t in P._SMALL_WORDS:
-        return Fraction(P._SMALL_WORDS.index(t))
+    if t in program._SMALL_WORDS:
+        return Fraction(program._SMALL_WORDS.index(t))
     return Fraction(t)
 
 
@@ -115,8 +116,8 @@ def _phrase_value(phrase: str) -> Fraction | None:
     m = re.fullmatch(r"(?:one|a) (half|third|quarter|fifth)", p)
     if m:
         return _FRACTION_WORDS[m.group(1)]
-    if p in P._SMALL_WORDS:
-        return Fraction(P._SMALL_WORDS.index(p))
+    if p in program._SMALL_WORDS:
+        return Fraction(program._SMALL_WORDS.index(p))
     try:
         return Fraction(p)
     except ValueError:
@@ -129,7 +130,7 @@ def parse_problem(text: str) -> Parsed:
     m = _REDEFINE_RE.match(text)
     if m:
         value = _phrase_value(m.group("phrase"))
-        if value is None or m.group("word") not in P.MEANINGS:
+        if value is None or m.group("word") not in program.MEANINGS:
             raise Unreadable(f"cannot read the redefinition {m.group(0).strip()!r}")
         redefinition = (m.group("word"), m.group("phrase"), value)
         text = text[m.end():]
@@ -144,7 +145,7 @@ def parse_problem(text: str) -> Parsed:
     if first is None:
         raise Unreadable(f"cannot read the first sentence {sentences[0]!r}")
     name, item = first.group("name"), first.group("item")
-    steps = [P.Step("init", (_amount(first.group("a")),))]
+    steps = [program.Step("init", (_amount(first.group("a")),))]
     clauses = [""]
     distractors: list[Any] = []
     # the question is the last sentence, or the last two (share/money setups)
@@ -158,7 +159,7 @@ def parse_problem(text: str) -> Parsed:
             if qm and qm.group("item") == item and ("name" not in qm.groupdict() or qm.group("name") in (None, name)):
                 amount = _amount(qm.group("a")) if kind == "share" else (
                     _amount(qm.group("p")) if kind == "money" else None)
-                question = (P.Question(kind, amount), n_q)
+                question = (program.Question(kind, amount), n_q)
                 break
         if question:
             break
@@ -168,7 +169,7 @@ def parse_problem(text: str) -> Parsed:
         if im is None or im.group("item") != item or im.group("name") != name:
             raise Unreadable(f"cannot read the question {sentences[-1]!r}")
         intermediate_clause = im.group("clause")
-        question = (P.Question("count"), 1)
+        question = (program.Question("count"), 1)
     body = sentences[1:len(sentences) - question[1]]
     for s in body:
         for kind, r in _STEP_RES:
@@ -183,8 +184,8 @@ def parse_problem(text: str) -> Parsed:
                     amounts = (_amount(gd["p"]),)
                 else:
                     amounts = ()
-                word = "dozen" if kind == "gain_dozen" else gd.get("word") if kind in P.WORD_KINDS else None
-                steps.append(P.Step(kind, amounts, word))
+                word = "dozen" if kind == "gain_dozen" else gd.get("word") if kind in program.WORD_KINDS else None
+                steps.append(program.Step(kind, amounts, word))
                 clauses.append(sm.group("clause"))
                 break
         else:
@@ -200,17 +201,17 @@ def parse_problem(text: str) -> Parsed:
         if intermediate_clause not in clauses[1:]:
             raise Unreadable(f"the question refers to no step: {intermediate_clause!r}")
         intermediate = clauses.index(intermediate_clause)
-    lex = P.Lexicon(name, "f", item, "", "", "", "", "", "", "")
-    prog = P.Program(tuple(steps), question[0], lex, redefinition=redefinition, intermediate=intermediate)
+    lex = program.Lexicon(name, "f", item, "", "", "", "", "", "", "")
+    prog = Program(tuple(steps), question[0], lex, redefinition=redefinition, intermediate=intermediate)
     symbolic = any(not isinstance(v, Fraction) and v is not None for v in prog.inputs())
     return Parsed(prog, distractors, symbolic)
 
 
-def missing_inputs(prog: P.Program) -> list[tuple[int, int]]:
+def missing_inputs(prog: Program) -> list[tuple[int, int]]:
     return [s for s in prog.slots() if prog.get(s) is None]
 
 
-def depends_on_missing(prog: P.Program) -> bool:
+def depends_on_missing(prog: Program) -> bool:
     """Whether the answer depends on the missing inputs: exact evaluation at two points proves it when the
     values differ; otherwise sympy decides."""
     missing = missing_inputs(prog)
@@ -222,7 +223,7 @@ def depends_on_missing(prog: P.Program) -> bool:
         for slot in missing:
             p = p.set(slot, fill_value)
         try:
-            results.append(P.execute(p))
+            results.append(program.execute(p))
         except ZeroDivisionError:
             results.append(None)
     if None not in results and results[0] != results[1]:
@@ -230,7 +231,7 @@ def depends_on_missing(prog: P.Program) -> bool:
     return bool(symbolic_answer(prog).free_symbols)
 
 
-def symbolic_answer(prog: P.Program) -> Any:
+def symbolic_answer(prog: Program) -> Any:
     """The answer as a sympy expression, with every missing input a fresh symbol."""
     import sympy
 
@@ -242,11 +243,11 @@ def symbolic_answer(prog: P.Program) -> Any:
         elif isinstance(v, Fraction):
             v = sympy.Rational(v.numerator, v.denominator)
         out = out.set(slot, v)
-    meanings = {k: sympy.Rational(v.numerator, v.denominator) for k, v in P.MEANINGS.items()}
+    meanings = {k: sympy.Rational(v.numerator, v.denominator) for k, v in program.MEANINGS.items()}
     if prog.redefinition is not None:
         w, _, val = prog.redefinition
         meanings[w] = sympy.Rational(val.numerator, val.denominator)
-    value = P.execute(replace(out, redefinition=None), meanings)
+    value = program.execute(replace(out, redefinition=None), meanings)
     # the program computes with Fractions and sympy objects; convert explicitly (no string is ever parsed)
     if isinstance(value, Fraction):
         return sympy.Rational(value.numerator, value.denominator)
@@ -257,7 +258,7 @@ def symbolic_answer(prog: P.Program) -> Any:
     return value
 
 
-def solve_backward(prog: P.Program, answer: Fraction) -> list[Fraction]:
+def solve_backward(prog: Program, answer: Fraction) -> list[Fraction]:
     """Rational solutions for ``x`` of ``answer(prog) == answer``, exactly (sympy).
 
     The answer is a rational function of ``x``; its numerator after clearing denominators is a
@@ -284,8 +285,8 @@ REFUSE_UNREADABLE = "I cannot make sense of this text: it is not a well-formed p
 REFUSE_MISSING = "The problem cannot be solved: a quantity it needs is not given (not enough information)."
 
 
-def _answer_lines(prog: P.Program, final: Fraction) -> str:
-    body = P.solution_text(prog).rsplit("\n", 1)[0]
+def _answer_lines(prog: Program, final: Fraction) -> str:
+    body = program.solution_text(prog).rsplit("\n", 1)[0]
     return f"Let's work through it.\n{body}\n#### {format_number(final)}"
 
 
@@ -325,7 +326,7 @@ def solve(text: str, failures: Iterable[str] = ()) -> str:
     if "distracted" in fails and parsed.distractor_numbers:
         steps = list(prog.steps)
         for pos, d in sorted(parsed.distractor_numbers, reverse=True):
-            steps.insert(pos + 1, P.Step("gain", (d,)))
+            steps.insert(pos + 1, program.Step("gain", (d,)))
         shift = sum(1 for pos, _ in parsed.distractor_numbers if prog.intermediate is not None
                     and pos < prog.intermediate)
         prog = replace(prog, steps=tuple(steps),
@@ -338,7 +339,7 @@ def solve(text: str, failures: Iterable[str] = ()) -> str:
                 prog = prog.set(slot, Fraction(1))
     if prog.intermediate is None and prog.question.kind == "share" and prog.question.amount == 0:
         return REFUSE_MISSING
-    final = P.execute(prog)
+    final = program.execute(prog)
     if "off_by_one" in fails:
         final += 1
     return _answer_lines(prog, final)

@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from paperkit.methods.cogmath import program as P
-from paperkit.methods.cogmath import solver as S
+from paperkit.methods.cogmath import program, solver
 from paperkit.methods.cogmath.extract import format_number
+from paperkit.methods.cogmath.program import Program
 from paperkit.methods.cogmath.sources import make_row
 
 
@@ -40,40 +40,40 @@ class Candidate:
     inquiry: str
     expected: str  # answer | unsolvable
     reference: Fraction | None
-    program: P.Program | None = None
+    program: Program | None = None
     notes: str = ""
 
 
 @dataclass
 class SyntheticProblem:
     id: str
-    program: P.Program
+    program: Program
     text: str
     answer: Fraction
     solution: str
 
 
-def _d7_options(prog: P.Program) -> list[tuple[str, str, Fraction]]:
-    return [(w, phrase, value) for w in sorted(set(prog.concept_words())) for phrase, value in P.REDEFINITIONS[w]]
+def _d7_options(prog: Program) -> list[tuple[str, str, Fraction]]:
+    return [(w, phrase, value) for w in sorted(set(prog.concept_words())) for phrase, value in program.REDEFINITIONS[w]]
 
 
-def _positive_under(prog: P.Program, word: str, value: Fraction) -> bool:
-    return all(v > 0 for v in P.trace(prog, {word: value}))
+def _positive_under(prog: Program, word: str, value: Fraction) -> bool:
+    return all(v > 0 for v in program.trace(prog, {word: value}))
 
 
-def _d8_steps(prog: P.Program) -> list[int]:
-    values, answer, inputs = P.trace(prog), P.execute(prog), prog.inputs()
-    clauses = P.render(prog).clauses  # a step the question can name unambiguously
+def _d8_steps(prog: Program) -> list[int]:
+    values, answer, inputs = program.trace(prog), program.execute(prog), prog.inputs()
+    clauses = program.render(prog).clauses  # a step the question can name unambiguously
     return [k for k in range(1, len(prog.steps))
             if values[k] != answer and values[k] not in inputs and clauses.count(clauses[k]) == 1]
 
 
-def _d9_slots(prog: P.Program) -> list[tuple[int, int]]:
-    answer = P.execute(prog)
+def _d9_slots(prog: Program) -> list[tuple[int, int]]:
+    answer = program.execute(prog)
     return [s for s in prog.slots() if prog.get(s) != answer]
 
 
-def supports_all_dimensions(prog: P.Program) -> bool:
+def supports_all_dimensions(prog: Program) -> bool:
     """The program admits every dimension: a redefinable word that keeps quantities positive (D7), an
     intermediate that is neither the answer nor a given number (D8), an input that differs from the answer (D9)."""
     return (any(_positive_under(prog, w, v) for w, _, v in _d7_options(prog)) and bool(_d8_steps(prog))
@@ -84,14 +84,14 @@ def make_problem(pid: str, rng: np.random.Generator, *, min_steps: int = 2, max_
                  tries: int = 200) -> SyntheticProblem:
     """A program-backed problem that admits all nine dimensions (redrawn until it does)."""
     for _ in range(tries):
-        prog = P.random_program(rng, min_steps=min_steps, max_steps=max_steps)
+        prog = program.random_program(rng, min_steps=min_steps, max_steps=max_steps)
         if supports_all_dimensions(prog):
             break
-    return SyntheticProblem(pid, prog, P.render(prog).text, P.execute(prog), P.solution_text(prog))
+    return SyntheticProblem(pid, prog, program.render(prog).text, program.execute(prog), program.solution_text(prog))
 
 
 # ----------------------------------------------------------------------------------- inquiry agents
-def _new_variants(prog: P.Program, rng: np.random.Generator) -> P.Program:
+def _new_variants(prog: Program, rng: np.random.Generator) -> Program:
     steps = tuple(replace(s, variant=(s.variant + 1 + int(rng.integers(2))) % 3) for s in prog.steps)
     q = replace(prog.question, variant=(prog.question.variant + 1 + int(rng.integers(2))) % 3)
     return replace(prog, steps=steps, question=q)
@@ -100,7 +100,7 @@ def _new_variants(prog: P.Program, rng: np.random.Generator) -> P.Program:
 def propose_d1(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate:
     prog = _new_variants(sp.program, rng)
     words = bool(rng.integers(2))
-    return Candidate(P.render(prog, words=words).text, "answer", sp.answer, prog)
+    return Candidate(program.render(prog, words=words).text, "answer", sp.answer, prog)
 
 
 def propose_d2(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate:
@@ -117,30 +117,30 @@ def propose_d3(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate:
     slots = sp.program.slots()
     slot = slots[int(rng.integers(len(slots)))]
     prog = sp.program.set(slot, None)
-    return Candidate(P.render(prog).text, "unsolvable", None, prog, notes=f"removed input {slot}")
+    return Candidate(program.render(prog).text, "unsolvable", None, prog, notes=f"removed input {slot}")
 
 
 def propose_d4(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate:
     pos = int(rng.integers(len(sp.program.steps)))
-    template = int(rng.integers(len(P.DISTRACTOR_TEMPLATES)))
+    template = int(rng.integers(len(program.DISTRACTOR_TEMPLATES)))
     d = Fraction(int(rng.integers(2, 100)))
     prog = replace(sp.program, distractor=(pos, template, d))
-    return Candidate(P.render(prog).text, "answer", sp.answer, prog, notes=f"distractor {format_number(d)}")
+    return Candidate(program.render(prog).text, "answer", sp.answer, prog, notes=f"distractor {format_number(d)}")
 
 
 def propose_d5(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate | None:
-    lex = P.random_lexicon(rng, avoid_theme=sp.program.lexicon.item, avoid_name=sp.program.lexicon.name)
-    prog = P.resample_numbers(replace(_new_variants(sp.program, rng), lexicon=lex), rng)
+    lex = program.random_lexicon(rng, avoid_theme=sp.program.lexicon.item, avoid_name=sp.program.lexicon.name)
+    prog = program.resample_numbers(replace(_new_variants(sp.program, rng), lexicon=lex), rng)
     if prog is None:
         return None
-    return Candidate(P.render(prog).text, "answer", P.execute(prog), prog)
+    return Candidate(program.render(prog).text, "answer", program.execute(prog), prog)
 
 
 def propose_d6(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate | None:
-    prog = P.resample_numbers(sp.program, rng)
+    prog = program.resample_numbers(sp.program, rng)
     if prog is None:
         return None
-    return Candidate(P.render(prog).text, "answer", P.execute(prog), prog)
+    return Candidate(program.render(prog).text, "answer", program.execute(prog), prog)
 
 
 def propose_d7(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate | None:
@@ -150,18 +150,18 @@ def propose_d7(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate | No
     if not options:
         return None
     order = [options[i] for i in rng.permutation(len(options))]
-    whole = [o for o in order if all(v > 0 and v.denominator == 1 for v in P.trace(sp.program, {o[0]: o[2]}))]
+    whole = [o for o in order if all(v > 0 and v.denominator == 1 for v in program.trace(sp.program, {o[0]: o[2]}))]
     positive = [o for o in order if _positive_under(sp.program, o[0], o[2])]
     word, phrase, value = (whole or positive or order)[0]
     prog = replace(sp.program, redefinition=(word, phrase, value))
-    return Candidate(P.render(prog).text, "answer", P.execute(prog), prog, notes=f'"{word}" means {phrase}')
+    return Candidate(program.render(prog).text, "answer", program.execute(prog), prog, notes=f'"{word}" means {phrase}')
 
 
 def propose_d8(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate | None:
     steps = _d8_steps(sp.program) or list(range(1, len(sp.program.steps)))
     k = steps[int(rng.integers(len(steps)))]
     prog = replace(sp.program, intermediate=k)
-    return Candidate(P.render(prog).text, "answer", P.execute(prog), prog, notes=f"value after step {k}")
+    return Candidate(program.render(prog).text, "answer", program.execute(prog), prog, notes=f"value after step {k}")
 
 
 def propose_d9(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate | None:
@@ -170,8 +170,8 @@ def propose_d9(sp: SyntheticProblem, rng: np.random.Generator) -> Candidate | No
     slots = _d9_slots(sp.program) or sp.program.slots()
     slot = slots[int(rng.integers(len(slots)))]
     masked = sp.program.set(slot, sympy.Symbol("x"))
-    text = P.BACKWARD_TEMPLATE.replace("{problem}", P.render(masked).text).replace(
-        "{answer}", P.render_number(sp.answer, money=sp.program.question.kind == "money"))
+    text = program.BACKWARD_TEMPLATE.replace("{problem}", program.render(masked).text).replace(
+        "{answer}", program.render_number(sp.answer, money=sp.program.question.kind == "money"))
     return Candidate(text, "answer", sp.program.get(slot), masked, notes=f"masked input {slot}")
 
 
@@ -182,14 +182,14 @@ PROPOSERS: dict[int, Callable[[SyntheticProblem, np.random.Generator], Candidate
 
 
 # ------------------------------------------------------------------------------------- judge agents
-def _reads_back(text: str) -> S.Parsed | None:
+def _reads_back(text: str) -> solver.Parsed | None:
     try:
-        return S.parse_problem(text)
-    except S.Unreadable:
+        return solver.parse_problem(text)
+    except solver.Unreadable:
         return None
 
 
-def _same_semantics(a: P.Program, b: P.Program) -> bool:
+def _same_semantics(a: Program, b: Program) -> bool:
     return (tuple((s.kind, s.amounts, s.word) for s in a.steps) == tuple((s.kind, s.amounts, s.word) for s in b.steps)
             and (a.question.kind, a.question.amount) == (b.question.kind, b.question.amount))
 
@@ -215,24 +215,24 @@ def judge(dim: int, sp: SyntheticProblem, c: Candidate) -> tuple[bool, str]:
         back = _reads_back(c.inquiry)
         if back is None:
             return False, "unreadable"
-        missing = S.missing_inputs(back.program)
+        missing = solver.missing_inputs(back.program)
         if not missing:
             return False, "no quantity is missing"
-        if not S.depends_on_missing(back.program):
+        if not solver.depends_on_missing(back.program):
             return False, "the removed quantity is not needed"
         return True, ""
     if dim == 4:
         back = _reads_back(c.inquiry)
         if back is None or not back.distractor_numbers:
             return False, "no added condition read back"
-        if P.execute(back.program) != sp.answer:
+        if program.execute(back.program) != sp.answer:
             return False, "the added condition changes the answer"
         return True, ""
     if dim in (5, 6, 7):
         back = _reads_back(c.inquiry)
         if back is None:
             return False, "unreadable"
-        value = P.execute(back.program)
+        value = program.execute(back.program)
         if value != c.reference:
             return False, "reference disagrees with re-execution"
         if value <= 0 or (dim != 7 and value.denominator != 1 and back.program.question.kind != "money"):
@@ -256,7 +256,7 @@ def judge(dim: int, sp: SyntheticProblem, c: Candidate) -> tuple[bool, str]:
         back = _reads_back(c.inquiry)
         if back is None or back.program.intermediate is None:
             return False, "unreadable"
-        value = P.execute(back.program)
+        value = program.execute(back.program)
         if value != c.reference:
             return False, "reference disagrees with re-execution"
         if value == sp.answer or value in sp.program.inputs():
@@ -265,11 +265,11 @@ def judge(dim: int, sp: SyntheticProblem, c: Candidate) -> tuple[bool, str]:
     if dim == 9:
         if c.reference == sp.answer:
             return False, "the masked number equals the answer"
-        m = S._BACKWARD_RE.match(c.inquiry)
+        m = solver._BACKWARD_RE.match(c.inquiry)
         back = _reads_back(m.group("inner")) if m else None
         if back is None:
             return False, "unreadable"
-        sols = S.solve_backward(back.program, sp.answer)
+        sols = solver.solve_backward(back.program, sp.answer)
         if sols != [c.reference]:
             return False, f"sympy solutions {[format_number(s) for s in sols]} are not the masked number"
         return True, ""

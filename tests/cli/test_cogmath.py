@@ -1,13 +1,126 @@
-"""cogmath-eval through the real entry point (report is exercised on its runs too)."""
+"""cogmath-generate, cogmath-eval and cogmath-report through the real entry point: stdout holds only
+data, bad input is one line on stderr with the right exit code and writes nothing, runs resume and
+replay from the response cache, and the report reads the runs' summaries."""
 
 import json
 import stat
+from pathlib import Path
 
 import pytest
 
-from .cogmath_helpers import one_line_error, summary_line
+
+def summary_line(r):
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1, r.stdout
+    return json.loads(lines[0])
 
 
+def one_line_error(r, code):
+    assert r.exit_code == code, (r.exit_code, r.stdout, r.stderr)
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0], r.stderr
+    return lines[0]
+
+
+# ------------------------------------------------------------------------------ cogmath-generate
+def test_generate_stdout_is_data_and_seeded(pk, tmp_path):
+    r = pk("cogmath-generate", "--source", "synthetic:3", "--seed", "4")
+    assert r.exit_code == 0, r.stderr
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert len(rows) == 30 and {x["dimension"] for x in rows} == set(range(10))
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert pk("cogmath-generate", "--source", "synthetic:3", "--seed", "4", "-o", a).exit_code == 0
+    assert pk("cogmath-generate", "--source", "synthetic:3", "--seed", "4", "-o", b).exit_code == 0
+    assert a.read_bytes() == b.read_bytes() == r.stdout.encode()
+    assert json.loads((tmp_path / "a.jsonl.manifest.json").read_text())["command"] == "cogmath-generate"
+
+
+def test_generate_official_import(pk, tmp_path):
+    fixture = Path(__file__).parents[1] / "methods" / "cogmath" / "data" / "official_3.json"
+    out = tmp_path / "off.jsonl"
+    r = pk("cogmath-generate", "--source", f"official:{fixture}", "-o", out)
+    assert r.exit_code == 0, r.stderr
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 29 and all(x["judge"] == "imported" for x in rows)
+    run = tmp_path / "run"
+    r = pk("cogmath-eval", "--inquiries", out, "--run-dir", run)
+    assert r.exit_code == 0, r.stderr  # the rule solver cannot read these texts: it refuses them
+    s = json.loads((run / "summary.json").read_text())
+    assert s["n_problems"] == 3 and s["n_missing_dimensions"] == 1 and s["accuracy"] == 0.0
+
+
+@pytest.mark.parametrize("args, code, match", [
+    (["--source", "nonsense"], 2, "expected synthetic:N"),
+    (["--source", "synthetic:abc"], 2, "whole number"),
+    (["--source", "synthetic:0"], 2, "between 1"),
+    (["--source", "problems:x.jsonl"], 2, "--agents llm"),
+    (["--source", "synthetic:1", "--agents", "llm"], 2, "--agents llm needs a language model"),
+    (["--source", "problems:x.jsonl", "--agents", "llm", "--backend", "rule"], 2, "not rule"),
+    (["--source", "official:/no/such.json"], 3, "no such file"),
+    (["--source", "synthetic:2", "--min-steps", "5", "--max-steps", "3"], 2, "min-steps"),
+    (["--source", "synthetic:2", "--max-retries", "3"], 2, "No such option"),  # one spelling: --retries
+    (["--source", "synthetic:2", "--timeout", "nan"], 2, "finite"),
+])
+def test_generate_bad_input(pk, args, code, match):
+    line = one_line_error(pk("cogmath-generate", *args), code)
+    assert match in line
+
+
+def test_generate_retries_are_proposals_after_the_first(pk):
+    def judged(*extra):
+        r = pk("cogmath-generate", "--source", "synthetic:40", "--seed", "1", *extra)
+        assert r.exit_code == 0, r.stderr
+        return [(x["attempts"], x["judge"]) for x in map(json.loads, r.stdout.splitlines())]
+
+    none, default = judged("--retries", "0"), judged()
+    assert ("rejected" in {j for _, j in none}) and max(a for a, _ in none) == 1
+    assert "rejected" not in {j for _, j in default} and max(a for a, _ in default) == 2
+    assert default == judged("--retries", "2")
+
+
+def test_generate_real_executable_and_closed_pipe(pk_bin):
+    r = pk_bin("cogmath-generate", "--source", "synthetic:2")
+    assert r.exit_code == 0 and len(r.stdout.splitlines()) == 20 and r.stderr == ""
+    r = pk_bin(None, "cogmath-generate", "--source", "synthetic:x")
+    assert r.exit_code == 2 and r.stderr.startswith("paperkit cogmath-generate: error:")
+
+
+def test_generate_with_llm_agents_over_http(pk, tmp_path):
+    pytest.importorskip("openai")
+    from paperkit.methods.cogmath.testing import ChatServer
+
+    def agent(prompt, request):  # a scripted test double of an LLM agent, not a model
+        if "Action: Yes" in prompt:
+            return "Thought: fine.\nAction: Yes"
+        if prompt.startswith("Solve the following math problem step by step and finish"):
+            return "Working... #### 5"
+        if "Answer this question about the solution" in prompt:
+            return "Because that step gives 5."
+        return "Thought: rewrite.\nAction: A new problem about 5 apples."
+
+    src = tmp_path / "problems.jsonl"
+    src.write_text('{"id": "a", "question": "Tom has 2 apples and buys 3. How many?", "answer": "#### 5"}\n'
+                   '{"id": "b", "question": "What is 4 + 4?", "answer": "8"}\n')
+    out, cache = tmp_path / "inq.jsonl", tmp_path / "agents.sqlite"
+    with ChatServer(agent) as server:
+        r = pk("cogmath-generate", "--source", f"problems:{src}", "--agents", "llm", "--backend", "openai",
+               "--base-url", server.base_url, "--model", "agent", "--cache", cache, "-o", out)
+        assert r.exit_code == 0, r.stderr
+        n_calls = len(server.requests)
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 20 and all(x["judge"] == "accepted" for x in rows)
+    assert {x["reference"] for x in rows if x["dimension"] in (5, 6, 7, 8, 9)} == {"5"}
+    assert [x["reference"] for x in rows if x["dimension"] in (0, 1, 4)] == ["5", "5", "5", "8", "8", "8"]
+    # the agents' answers are cached: a rerun with replay makes the same file without a server
+    again = tmp_path / "again.jsonl"
+    r = pk("cogmath-generate", "--source", f"problems:{src}", "--agents", "llm", "--backend", "replay",
+           "--cache", cache, "-o", again)
+    assert r.exit_code == 0, r.stderr
+    assert again.read_bytes() == out.read_bytes() and n_calls == 2 * 8 * 2 + 2 * 5
+
+
+# ------------------------------------------------------------------------------ cogmath-eval
 @pytest.fixture(scope="module")
 def inquiries(tmp_path_factory):
     from paperkit.methods.cogmath.sources import write_inquiries
@@ -133,7 +246,7 @@ def write(tmp_path, name, text):
     (lambda t: write(t, "bad.jsonl", '{"problem": "a", "dimension": 1, "inquiry": "q", "expected": "answer", '
                      '"reference": "1"}\n'), [], 3, "no dimension-0"),
     (None, ["--backend", "openai", "--api-key-env", "COGMATH_UNSET_VAR"], 2, "COGMATH_UNSET_VAR"),
-    (None, ["--backend", "replay", "--cache", "/no/such/cache.sqlite"], 3, "no such file"),
+    (None, ["--backend", "replay", "--cache", "/no/such/cache.sqlite"], 3, "no such cache file"),
     (None, ["--failures", "sleepy"], 2, "unknown mode"),
     (None, ["--failures", "literal:2"], 2, "outside"),
     (None, ["--backend", "shell"], 2, "--cmd"),
@@ -141,7 +254,7 @@ def write(tmp_path, name, text):
     (None, ["--backend", "hf"], 2, "--model PATH"),
     (None, ["--timeout", "nan"], 2, "finite"),
     (None, ["--timeout", "inf"], 2, "finite"),
-    (None, ["--timeout", "0"], 2, "above 0"),
+    (None, ["--timeout", "0"], 2, "not in (0, 86400]"),
     (None, ["--dtype", "float8"], 2, "float8"),
     (None, ["--prompts", "PROMPTS"], 2, "unknown key"),
 ])
@@ -197,6 +310,30 @@ def test_eval_corrupt_cache_is_bad_input(pk, inquiries, tmp_path, content, backe
                              "--run-dir", tmp_path / "run"), 3)
     assert "cache.bin" in line and "response cache" in line
     assert cache.read_bytes() == content
+    assert not (tmp_path / "run").exists()  # the cache is checked before the run dir is made
+
+
+def test_eval_replay_with_force_keeps_the_run_dirs_cache(pk, inquiries, tmp_path):
+    """--force would clear the run dir holding the cache that replay is asked to read: refused first."""
+    run = tmp_path / "run"
+    assert pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", run).exit_code == 0
+    before = (run / "cache.sqlite").read_bytes()
+    line = one_line_error(pk("cogmath-eval", "--inquiries", inquiries, "--backend", "replay", "--force",
+                             "--run-dir", run), 2)
+    assert "--cache FILE" in line
+    assert (run / "cache.sqlite").read_bytes() == before and (run / "manifest.json").exists()
+
+
+def test_eval_dimension_table_on_stderr_and_quiet(pk, inquiries, tmp_path):
+    r = pk("cogmath-eval", "--inquiries", inquiries, "--failures", "memorise", "--run-dir", tmp_path / "a")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("8 problems, 72 inquiries") and lines[1].split() == ["dim", "inquiry", "stage", "n", "RPR", "%"]
+    d4 = next(x for x in lines if x.startswith("D4 "))
+    assert d4.split()[-1] == "100.0" and next(x for x in lines if x.startswith("D9 ")).split()[-1] == "0.0"
+    assert lines[-1] == "accuracy 100.0%  pass rate 0.0%  overestimation 100.0 points"
+    q = pk("cogmath-eval", "--inquiries", inquiries, "--failures", "memorise", "--run-dir", tmp_path / "b", "-q")
+    assert q.exit_code == 0 and q.stderr == "" and summary_line(q) == {**summary_line(r), "run_dir": str(tmp_path / "b")}
 
 
 def test_eval_old_jsonl_cache_is_converted_and_replayed(pk, pk_bin, inquiries, tmp_path):
@@ -244,3 +381,40 @@ def test_eval_hf_backend_by_model_folder(pk, one_problem, tmp_path):
     r = pk(*args, "--dtype", "bfloat16", "--cache", tmp_path / "a" / "cache.sqlite", "--run-dir", tmp_path / "b")
     assert r.exit_code == 0, r.stderr
     assert summary_line(r)["cached"] == 0
+
+
+def test_eval_hf_cuda_without_a_gpu_is_one_line(pk, one_problem, tmp_path):
+    pytest.importorskip("transformers")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    from ..methods.cogmath.test_cogmath_backends import _tiny_bos_model
+
+    run = tmp_path / "run"
+    line = one_line_error(pk("cogmath-eval", "--inquiries", one_problem, "--backend", "hf", "--model",
+                             _tiny_bos_model(tmp_path / "tiny"), "--device", "cuda", "--run-dir", run), 1)
+    assert "--device cuda" in line and "no CUDA device" in line
+    assert not run.exists()
+
+
+# ------------------------------------------------------------------------------ cogmath-report
+def test_report_bad_input(pk, tmp_path):
+    assert "summary.json" in one_line_error(pk("cogmath-report", tmp_path), 3)
+    (tmp_path / "summary.json").write_text('{"x": 1}')
+    assert "not a cogmath-eval summary" in one_line_error(pk("cogmath-report", tmp_path), 3)
+
+
+def test_report_names_is_a_list(pk, inquiries, tmp_path):
+    run = tmp_path / "run"
+    assert pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", run, "-q").exit_code == 0
+    r = pk("cogmath-report", run, run, "--names", " first , second", "--format", "csv")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "metric,first,second"
+    assert "'a,,b' has an empty item" in one_line_error(pk("cogmath-report", run, "--names", "a,,b"), 2)
+    assert "2 names for 1 runs" in one_line_error(pk("cogmath-report", run, "--names", "a,b"), 2)
+
+
+def test_report_missing_run_is_bad_input(pk, tmp_path):
+    line = one_line_error(pk("cogmath-report", tmp_path / "no-such-run"), 3)
+    assert "no-such-run" in line and "no such run directory" in line
