@@ -111,7 +111,6 @@ DETERMINISTIC = {"papers", "completion", "man", "cogmath-report", "sr-apo-front"
 # Commands still being moved onto the vocabulary; each entry must go (strict xfail fails once it is fixed).
 PENDING = {
     "ferret-recon": "-T, --device", "ferret-server": "--address, -T", "ferret-train": "-T",
-    "mm-prefill-search": "--device",
 }
 
 

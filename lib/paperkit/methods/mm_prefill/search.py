@@ -174,25 +174,39 @@ def search_head(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, density: f
             "grid_estimate": stats.grid}
 
 
+def search_layer(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, layer: int, density: float,
+                 block_size: int = 64, patterns: tuple[str, ...] = ("a_shape", "vs", "block", "grid"),
+                 modality: torch.Tensor | None = None, sample_blocks: int | None = 32, seed: int = 0,
+                 on_head: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Search every head of one layer (q, k, v [H, N, D]); returns head number → entry. Head h of layer l
+    samples its query blocks with seed ``seed + 1000 l + h``, so a layer's result does not depend on the others."""
+    row = {}
+    for h in range(q.shape[0]):
+        row[str(h)] = search_head(q[h], k[h], v[h], density=density, block_size=block_size, patterns=patterns,
+                                  modality=modality, sample_blocks=sample_blocks, seed=seed + 1000 * layer + h)
+        if on_head:
+            on_head()
+    return row
+
+
+def patterns_document(layers: list[dict[str, Any]], *, heads: int, tokens: int, density: float,
+                      block_size: int) -> dict[str, Any]:
+    """The patterns document from the per-layer results of :func:`search_layer`."""
+    return {"format": "paperkit.mm_prefill.patterns", "version": FORMAT_VERSION, "heads": heads,
+            "layers_count": len(layers), "block_size": block_size, "density": density, "tokens": tokens,
+            "layers": {str(i): row for i, row in enumerate(layers)}}
+
+
 def search_model(qs: torch.Tensor, ks: torch.Tensor, vs: torch.Tensor, *, density: float, block_size: int = 64,
-           patterns: tuple[str, ...] = ("a_shape", "vs", "block", "grid"), modality: torch.Tensor | None = None,
-           sample_blocks: int | None = 32, seed: int = 0, on_head: Callable[[], None] | None = None
-           ) -> dict[str, Any]:
+                 patterns: tuple[str, ...] = ("a_shape", "vs", "block", "grid"), modality: torch.Tensor | None = None,
+                 sample_blocks: int | None = 32, seed: int = 0, on_head: Callable[[], None] | None = None
+                 ) -> dict[str, Any]:
     """Search every (layer, head) of [L, H, N, D] tensors; returns the patterns document."""
     L, H, n, _ = qs.shape
-    doc: dict[str, Any] = {"format": "paperkit.mm_prefill.patterns", "version": FORMAT_VERSION, "heads": H,
-                           "layers_count": L, "block_size": block_size, "density": density, "tokens": n,
-                           "layers": {}}
-    for layer in range(L):
-        row = {}
-        for h in range(H):
-            row[str(h)] = search_head(qs[layer, h], ks[layer, h], vs[layer, h], density=density,
-                                      block_size=block_size, patterns=patterns, modality=modality,
-                                      sample_blocks=sample_blocks, seed=seed + 1000 * layer + h)
-            if on_head:
-                on_head()
-        doc["layers"][str(layer)] = row
-    return doc
+    rows = [search_layer(qs[layer], ks[layer], vs[layer], layer=layer, density=density, block_size=block_size,
+                         patterns=patterns, modality=modality, sample_blocks=sample_blocks, seed=seed,
+                         on_head=on_head) for layer in range(L)]
+    return patterns_document(rows, heads=H, tokens=n, density=density, block_size=block_size)
 
 
 def check_patterns(doc: Any, *, heads: int | None = None, layers: int | None = None, source: str = "patterns"
