@@ -157,12 +157,13 @@ def search_head(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, density: f
         rows = rows[rows < n].sort().values
     else:
         rows = torch.arange(n)
+    rows = rows.to(q.device)  # sampled on the CPU (same rows on every device), used where q lives
     _, dense_lse = dense_attention(q[None], k[None], v[None], rows=rows)
     results = []
     for c in cands:
         idx = sparse_index.stack_heads([c], block_size)
         inv = torch.empty_like(c.q_perm)
-        inv[c.q_perm] = torch.arange(n)
+        inv[c.q_perm] = torch.arange(n, device=c.q_perm.device)
         qblocks = torch.unique(inv[rows] // block_size)
         _, lse = sparse_prefill_torch(q[None], k[None], v[None], idx, q_blocks=qblocks, return_lse=True)
         score = float(recall_from_lse(lse[0, rows][None], dense_lse)[0])
