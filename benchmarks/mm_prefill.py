@@ -4,7 +4,7 @@
     python benchmarks/mm_prefill.py --quick         # CPU: headline only (a few minutes on 2 cores)
     python benchmarks/mm_prefill.py --device cuda   # GPU: Triton vs SDPA flash at N = 32k, 128k, bf16
 
-CPU (fp32, one process, same random q, k, v): the torch gather path vs ``F.scaled_dot_product_attention``
+CPU (fp32, one process, same random q, k, v): the torch gather path vs ``torch.nn.functional.scaled_dot_product_attention``
 with ``is_causal=True``; the VS index is sized once to the density (untimed bisection) and then built as
 it is online (last-64-query scores, top columns/diagonals, packing), which is timed separately.
 
@@ -29,7 +29,7 @@ sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "cli")]
 
 import torch  # noqa: E402
 
-from paperkit.methods.mm_prefill import index as I  # noqa: E402
+from paperkit.methods.mm_prefill import index as sparse_index  # noqa: E402
 from paperkit.methods.mm_prefill.attention import rel_l2, sdpa_causal, sparse_prefill, sparse_prefill_torch  # noqa: E402
 from paperkit.methods.mm_prefill.search import build_head  # noqa: E402
 
@@ -51,7 +51,7 @@ def vs_index(q, k, density, block=64):
     sizes = build_head("vs", q[0].float(), k[0].float(), density=density, block_size=block).params
 
     def build():
-        return I.stack_heads([build_head("vs", q[h], k[h], params=sizes, block_size=block)
+        return sparse_index.stack_heads([build_head("vs", q[h], k[h], params=sizes, block_size=block)
                               for h in range(q.shape[0])], block)
 
     return build
@@ -73,7 +73,7 @@ def cpu(args):
             build = vs_index(q, k, d)
             idx, index_ms = timed(build, dev, args.repeats)
             _, sparse_ms = timed(partial(sparse_prefill_torch, q, k, v, idx), dev, args.repeats)
-            dens = sum(I.density(idx)) / args.heads
+            dens = sum(sparse_index.density(idx)) / args.heads
             print(f"{n:>6} {dens:>8.4f} {dense_ms:>10.1f} {sparse_ms:>10.1f} {index_ms:>9.1f} "
                   f"{dense_ms / sparse_ms:>7.2f}x {index_ms / sparse_ms:>12.1%}", flush=True)
 
@@ -108,7 +108,7 @@ def gpu(args):
         out, triton_ms = timed(triton, dev, args.repeats)
         ref = sparse_prefill_torch(q, k, v, idx)
         err = float(rel_l2(out, ref).max())
-        dens = sum(I.density(idx)) / args.heads
+        dens = sum(sparse_index.density(idx)) / args.heads
         from paperkit.methods.mm_prefill.kernels import _sparse_prefill_fwd_tuned
 
         best = _sparse_prefill_fwd_tuned.best_config

@@ -110,7 +110,6 @@ DETERMINISTIC = {"papers", "completion", "man", "cogmath-report", "sr-apo-front"
                  "ferret-client"}  # takes every seed from the server's run
 # Commands still being moved onto the vocabulary; each entry must go (strict xfail fails once it is fixed).
 PENDING = {
-    "mm-prefill-search": "--device",
 }
 
 

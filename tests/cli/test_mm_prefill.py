@@ -156,17 +156,18 @@ def test_bad_input_one_line_errors(pk, tmp_path, case, code, message):
 
 def test_bench_and_search_bad_options(pk, tmp_path, spec):
     r = pk("mm-prefill-bench", "--n", "abc", "--run-dir", tmp_path / "b")
-    assert r.exit_code == 2 and "comma-separated" in r.stderr
+    assert r.exit_code == 2 and "--n" in r.stderr and "item 'abc'" in r.stderr
     r = pk("mm-prefill-bench", "--n", "128", "--dtype", "bfloat16", "--device", "cpu", "--run-dir", tmp_path / "c")
     assert r.exit_code == 2 and "for CUDA" in r.stderr
     r = pk("mm-prefill-search", "--synthetic", spec, "--candidates", "vs,zigzag")
-    assert r.exit_code == 2 and "zigzag" in r.stderr
+    assert r.exit_code == 2 and "item 'zigzag'" in r.stderr and "--candidates" in r.stderr
     r = pk("mm-prefill-search", "--synthetic", "nosuchpreset")
     assert r.exit_code == 2 and "neither a preset" in r.stderr
 
 
 def test_same_seed_gives_the_same_bytes(pk, spec, tmp_path):
-    """Timings live in timing.csv only: every other file of two runs with the same inputs and seed is identical."""
+    """Timings live in timing.csv (and the per-layer checkpoints) only: every other file of two runs with the same
+    inputs and seed is identical."""
     runs = []
     for name in ("a", "b"):
         d = tmp_path / name
@@ -175,12 +176,59 @@ def test_same_seed_gives_the_same_bytes(pk, spec, tmp_path):
         assert r.exit_code == 0, r.stderr
         runs.append(d)
     files = sorted(p.relative_to(runs[0]) for p in runs[0].rglob("*") if p.is_file())
-    data = [f for f in files if f.name not in ("manifest.json", "timing.csv")]
+    data = [f for f in files if f.name not in ("manifest.json", "timing.csv") and f.parts[0] != "checkpoints"]
     assert {"heads.csv", "metrics.json", "out.npy", "masks/L0_H1.png"} <= {str(f) for f in data}
     for f in data:
         assert (runs[0] / f).read_bytes() == (runs[1] / f).read_bytes(), f
     assert "_ms" not in (runs[0] / "metrics.json").read_text()
     assert len(read_table(runs[0] / "timing.csv")) == 1
+
+
+TWO_LAYERS = SPEC + "layers: 2\n"
+
+
+def test_mm_prefill_resumes_after_its_last_finished_layer(pk, tmp_path):
+    """An interrupted run (layer 1 unfinished) continues with --resume: layer 0 is loaded from its checkpoint,
+    not recomputed, and the results are the same bytes as an uninterrupted run's."""
+    spec = tmp_path / "two.yaml"
+    spec.write_text(TWO_LAYERS)
+    d = tmp_path / "run"
+    args = ("mm-prefill", "--synthetic", spec, "--block-size", "32", "--pattern", "vs", "--density", "0.3",
+            "--save-out", "--run-dir", d, "-q")
+    assert pk(*args).exit_code == 0
+    full = {f: (d / f).read_bytes() for f in ("heads.csv", "metrics.json", "out.npy")}
+    for f in ("manifest.json", "heads.csv", "metrics.json", "out.npy", "checkpoints/layer_0001.pt"):
+        (d / f).unlink()  # as if stopped while computing layer 1
+    first = (d / "checkpoints/layer_0000.pt").stat().st_mtime_ns
+    r = pk(*args)
+    assert r.exit_code != 0 and "--resume" in r.stderr
+    r = pk(*args, "--resume")
+    assert r.exit_code == 0, r.stderr
+    assert (d / "checkpoints/layer_0000.pt").stat().st_mtime_ns == first
+    assert (d / "checkpoints/layer_0001.pt").exists()
+    assert {f: (d / f).read_bytes() for f in full} == full
+
+
+def test_search_resumes_through_its_run_dir(pk, tmp_path):
+    """With --run-dir every finished layer is a checkpoint; --resume redoes only the missing layers and writes
+    the same patterns; --resume without --run-dir is a usage error."""
+    spec = tmp_path / "two.yaml"
+    spec.write_text(TWO_LAYERS)
+    d = tmp_path / "search"
+    base = ("mm-prefill-search", "--synthetic", spec, "--block-size", "32", "--density", "0.3",
+            "--candidates", "a_shape,vs", "--run-dir", d, "-q")
+    assert pk(*base, "-o", tmp_path / "a.json").exit_code == 0
+    assert sorted(p.name for p in (d / "checkpoints").iterdir()) == ["layer_0000.json", "layer_0001.json"]
+    (d / "manifest.json").unlink()
+    (d / "checkpoints/layer_0001.json").unlink()
+    first = (d / "checkpoints/layer_0000.json").stat().st_mtime_ns
+    r = pk(*base, "--resume", "-o", tmp_path / "b.json")
+    assert r.exit_code == 0, r.stderr
+    assert (d / "checkpoints/layer_0000.json").stat().st_mtime_ns == first
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert set(read_json(tmp_path / "b.json")["layers"]) == {"0", "1"}
+    r = pk("mm-prefill-search", "--synthetic", spec, "--resume")
+    assert r.exit_code == 2 and "--run-dir" in r.stderr
 
 
 def broken_inputs(tmp_path):
@@ -205,7 +253,7 @@ def broken_inputs(tmp_path):
     scores = qkv_file(tmp_path, "scores.npz", q=np.full((2, 200, 32), 1.5e19, np.float32),
                       k=np.full((2, 200, 32), -1.5e19, np.float32))
     return {"truncated_npz": (cut, "truncated"), "truncated_pt": (cut_pt, "truncated"),
-            "strings": (strings, "dtype <U1"), "objects": (objects, "never unpickles"),
+            "strings": (strings, "dtype <U1"), "objects": (objects, "never loads"),
             "pickled_pt": (pickled, "never loads"), "huge": (huge, "too large"), "scores": (scores, "q·k")}
 
 

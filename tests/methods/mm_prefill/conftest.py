@@ -3,16 +3,16 @@
 import pytest
 import torch
 
-from paperkit.methods.mm_prefill import synthetic as S
+from paperkit.methods.mm_prefill import synthetic
 
 
 @pytest.fixture(scope="session")
 def video8k():
     """N = 8192: text prefix + 31 frames of 16×16 patches + text suffix; two VS and two grid heads."""
     torch.set_num_threads(1)
-    spec = S.SyntheticSpec(frames=31, height=16, width=16, text_prefix=128, text_suffix=128,
+    spec = synthetic.SyntheticSpec(frames=31, height=16, width=16, text_prefix=128, text_suffix=128,
                            heads=["vs", "grid", "vs", "grid"], seed=3)
-    g = S.generate(spec)
+    g = synthetic.generate(spec)
     return spec, g, *(torch.from_numpy(g[x][0]) for x in "qkv")
 
 

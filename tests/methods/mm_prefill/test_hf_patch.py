@@ -5,8 +5,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from paperkit.methods.mm_prefill import hf_patch as P  # noqa: E402
-from paperkit.methods.mm_prefill import search as SE  # noqa: E402
+from paperkit.methods.mm_prefill import hf_patch, search  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +21,7 @@ def tiny():
         for layer in model.model.layers:
             layer.self_attn.k_proj.weight.copy_(eye[:32])
             layer.self_attn.q_proj.weight.copy_(torch.cat([eye[16 * (h // 2):16 * (h // 2) + 16] for h in range(4)]))
-    P._set_implementation(model, "sdpa")
+    hf_patch._set_implementation(model, "sdpa")
     ids = torch.randint(0, 96, (1, 300), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         dense = model(ids).logits
@@ -38,34 +37,34 @@ def dense_doc(layers=2, heads=4, pattern="dense"):
 def test_full_patterns_reproduce_the_dense_model(tiny):
     """Every tile selected: the patched path (GQA repeat, scaling, un-permute) is exact."""
     model, ids, dense = tiny
-    state = P.patch_model(model, dense_doc())
+    state = hf_patch.patch_model(model, dense_doc())
     try:
         with torch.no_grad():
             out = model(ids).logits
     finally:
-        P.unpatch_model(model)
+        hf_patch.unpatch_model(model)
     assert state["calls"]["sparse"] == 2
     assert (out - dense).abs().max() < 1e-4
 
 
 def patched_logits(model, ids, doc):
-    state = P.patch_model(model, doc)
+    state = hf_patch.patch_model(model, doc)
     try:
         with torch.no_grad():
             out = model(ids).logits
             gen = model.generate(ids[:, :100], max_new_tokens=3, do_sample=False)
     finally:
-        P.unpatch_model(model)
+        hf_patch.unpatch_model(model)
     return out, gen, state
 
 
 def test_searched_patterns_stay_close_and_decode_is_dense(tiny):
     model, ids, dense = tiny
-    cap = P.capture_qkv(model, ids)
+    cap = hf_patch.capture_qkv(model, ids)
     assert cap["q"].shape == (2, 4, 300, 16)
     errors = {}
     for density in (0.15, 0.5):
-        doc = SE.search_model(cap["q"], cap["k"], cap["v"], density=density, block_size=32, sample_blocks=None)
+        doc = search.search_model(cap["q"], cap["k"], cap["v"], density=density, block_size=32, sample_blocks=None)
         recall = min(e["score"] for row in doc["layers"].values() for e in row.values())
         out, gen, state = patched_logits(model, ids, doc)
         errors[density] = float((out - dense).norm() / dense.norm())
@@ -82,7 +81,7 @@ def test_patch_refuses_patterns_for_another_model(tiny):
 
     model, _, _ = tiny
     with pytest.raises(InputError, match="for 8 heads"):
-        P.patch_model(model, dense_doc(heads=8))
+        hf_patch.patch_model(model, dense_doc(heads=8))
 
 
 def padded_batch(ids, side, pad=16):
@@ -98,7 +97,7 @@ def padded_batch(ids, side, pad=16):
 
 
 def run(model, batch, mask, doc=None, new_tokens=4):
-    state = P.patch_model(model, doc) if doc is not None else None
+    state = hf_patch.patch_model(model, doc) if doc is not None else None
     try:
         with torch.no_grad():
             logits = model(batch, attention_mask=mask).logits
@@ -106,7 +105,7 @@ def run(model, batch, mask, doc=None, new_tokens=4):
                                  pad_token_id=0)
     finally:
         if doc is not None:
-            P.unpatch_model(model)
+            hf_patch.unpatch_model(model)
     return logits, gen, state
 
 
@@ -133,8 +132,8 @@ def test_sparse_patterns_ignore_padding(tiny, side):
     """With a searched (sparse) pattern, a padded row gives what the same tokens give alone: the index is
     built on the real tokens only and no padded key enters any softmax (RoPE scores are shift-invariant)."""
     model, ids, _ = tiny
-    cap = P.capture_qkv(model, ids)
-    doc = SE.search_model(cap["q"], cap["k"], cap["v"], density=0.3, block_size=32, sample_blocks=None)
+    cap = hf_patch.capture_qkv(model, ids)
+    doc = search.search_model(cap["q"], cap["k"], cap["v"], density=0.3, block_size=32, sample_blocks=None)
     batch, mask, where = padded_batch(ids, side)
     logits, gen, _ = run(model, batch, mask, doc, new_tokens=3)
     alone_ids = ids[:, 16:]
@@ -150,9 +149,9 @@ def test_real_keys_accepts_only_causal_padding_masks():
     causal = torch.ones(n, n, dtype=torch.bool).tril()
     real = torch.ones(n, dtype=torch.bool)
     real[:7] = False
-    assert torch.equal(P.real_keys(causal & real), real)
+    assert torch.equal(hf_patch.real_keys(causal & real), real)
     unmasked = causal & real
     unmasked[:7] = True  # older torch un-masks empty (padded) rows: still a padding mask on the real rows
-    assert torch.equal(P.real_keys(unmasked), real)
+    assert torch.equal(hf_patch.real_keys(unmasked), real)
     window = causal & ~torch.ones(n, n, dtype=torch.bool).tril(-9)  # sliding window of 8: not padding
-    assert P.real_keys(window) is None
+    assert hf_patch.real_keys(window) is None

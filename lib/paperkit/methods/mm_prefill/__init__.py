@@ -7,7 +7,8 @@ arXiv:2504.16083).
 * :mod:`.kernels` — the Triton kernel (imported only when used).
 * :mod:`.search` — offline kernel-aware per-head search at matched density; patterns JSON.
 * :mod:`.synthetic`, :mod:`.data` — planted-head Q/K/V generator, captured-tensor loaders.
-* :mod:`.evaluate` — apply patterns with metrics vs dense; speed benchmark.
+* :mod:`.run` — the commands' settings, input checks and staged runs: apply patterns with metrics vs
+  dense; speed benchmark. :mod:`.plots` — mask and speedup figures; :mod:`.memory` — memory estimates.
 * :mod:`.hf_patch` — sparse prefill inside a Hugging Face Llama/Qwen2-style model.
 """
 

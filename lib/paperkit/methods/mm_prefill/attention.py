@@ -44,9 +44,9 @@ def dense_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, rows: 
 
 def sdpa_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """PyTorch's fused causal attention (the speed baseline)."""
-    import torch.nn.functional as F
+    import torch.nn.functional
 
-    return F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=True)[0]
+    return torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=True)[0]
 
 
 def sparse_prefill_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, index: SparseIndex, *,

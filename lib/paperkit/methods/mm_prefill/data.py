@@ -2,13 +2,12 @@
 
 Captured tensors come from any model, dumped elsewhere: ``.npz`` with arrays ``q``, ``k``, ``v`` (and an
 optional ``modality`` vector, 0 = text, 1 = vision), or a ``.pt`` dict with the same keys (loaded
-weights-only). Shapes are [H, N, D] or [L, H, N, D]; the loader returns [L, H, N, D].
+weights-only). Both are read by the shared readers (``paperkit.core.io``: truncated files and pickled
+objects are one-line input errors); this module checks what the arrays hold. Shapes are [H, N, D] or [L, H, N, D]; the loader returns [L, H, N, D].
 """
 
 from __future__ import annotations
 
-import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -30,44 +29,6 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def _reason(e: BaseException) -> str:
-    """The first line of a reader's error, without advice to load the file unsafely (we never do)."""
-    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    if any(w in text.lower() for w in ("pickle", "weights_only", "unsafe", "unsafely")):
-        return "it holds Python objects, which paperkit never unpickles"
-    return text
-
-
-def _read_npz(path: str | Path, name: str) -> dict[str, np.ndarray]:
-    try:
-        with open(path, "rb") as f:
-            obj = np.load(f, allow_pickle=False)
-            if not isinstance(obj, np.lib.npyio.NpzFile):
-                raise InputError(f"{name}: a single array, not an .npz archive; expected arrays q, k, v "
-                                 "(np.savez(path, q=..., k=..., v=...))")
-            with obj:
-                return {key: obj[key] for key in obj.files}
-    except InputError:
-        raise
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, KeyError) as e:
-        raise InputError(f"{name}: truncated or not a valid .npz archive ({_reason(e)}); expected arrays q, k, v"
-                         ) from None
-
-
-def _read_pt(path: str | Path, name: str) -> Any:
-    import pickle
-
-    try:
-        with open(path, "rb") as f:
-            return torch.load(f, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError:
-        raise InputError(f"{name}: holds Python objects beyond tensors and plain containers, which paperkit never "
-                         "loads; expected a dict of tensors q, k, v") from None
-    except (RuntimeError, EOFError, ValueError, OSError, zipfile.BadZipFile, KeyError, AttributeError) as e:
-        raise InputError(f"{name}: truncated or not a PyTorch file ({_reason(e)}); expected a dict of tensors "
-                         "q, k, v") from None
-
-
 def _as_tensor(value: Any, key: str, name: str) -> torch.Tensor:
     """A tensor from a loaded array/tensor; numbers only (strings, objects and dates are refused)."""
     if isinstance(value, torch.Tensor):
@@ -85,9 +46,9 @@ def load_qkv(path: str | Path) -> dict[str, Any]:
     io.require_file(path)
     suffix = Path(path).suffix.lower()
     if suffix == ".npz":
-        data = {key: _as_tensor(a, key, name) for key, a in _read_npz(path, name).items()}
+        data = {key: _as_tensor(a, key, name) for key, a in io.read_arrays(path).items()}
     elif suffix == ".pt":
-        obj = _read_pt(path, name)
+        obj = io.load_torch(path)
         if not isinstance(obj, dict):
             raise InputError(f"{name}: holds a {type(obj).__name__}; expected a dict with q, k, v")
         data = {}
@@ -97,7 +58,8 @@ def load_qkv(path: str | Path) -> dict[str, Any]:
                     data[key] = _as_tensor(val if isinstance(val, (torch.Tensor, np.ndarray)) else np.asarray(val),
                                            key, name)
                 except (TypeError, ValueError) as e:
-                    raise InputError(f"{name}: {key} is not an array of numbers ({_reason(e)})") from None
+                    reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                    raise InputError(f"{name}: {key} is not an array of numbers ({reason})") from None
     else:
         raise InputError(f"{name}: unsupported file type '{suffix}'; expected .npz or .pt")
     missing = [key for key in "qkv" if key not in data]

@@ -4,49 +4,15 @@ Each estimate adds the tensors a run holds at once: the inputs q, k, v (all laye
 the largest per-layer working set: the sparse index (per-head tile masks and padded tile/column lists),
 the torch operator's per-head gather of key positions, and the dense reference's score chunks. They are
 upper-bound-ish figures for refusing absurd requests with a clear message (``--max-memory-gb``), not a
-prediction to the byte. Sizes are Python numbers (numpy integers would overflow silently).
+prediction to the byte; the commands compare them with the limit through
+:func:`paperkit.core.resources.check_memory`. Sizes are Python numbers (numpy integers would overflow silently).
 """
 
 from __future__ import annotations
 
 import math
-import os
 
-from paperkit.core.errors import UsageError
-
-FLAG = "--max-memory-gb"
 FP32 = 4
-
-
-def total_memory_bytes() -> int:
-    """Physical memory of the machine (what the OOM killer measures against)."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 8 * 2**30
-
-
-def default_limit_gb() -> float:
-    """Three quarters of physical memory: room for the OS and other work."""
-    return round(0.75 * total_memory_bytes() / 2**30, 1)
-
-
-def format_bytes(n: float) -> str:
-    if not math.isfinite(n):
-        return "an unbounded amount"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(n) < 1024 or unit == "PiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1024
-    return f"{n:.1f} PiB"
-
-
-def check_memory(nbytes: float, what: str, limit_gb: float | None = None) -> None:
-    """UsageError (exit 2) when ``what`` needs more than ``limit_gb`` GiB (default: 3/4 of RAM)."""
-    limit = default_limit_gb() if limit_gb is None else float(limit_gb)
-    if not (nbytes <= limit * 2**30):
-        raise UsageError(f"{what} needs about {format_bytes(nbytes)} of memory, over the limit of {limit:g} GiB; "
-                         f"use smaller sizes, or raise the limit with {FLAG}")
 
 
 def _blocks(n: int, block_size: int) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from paperkit.core.errors import InputError
-from paperkit.methods.mm_prefill import index as I
+from paperkit.methods.mm_prefill import index as sparse_index
 from paperkit.methods.mm_prefill.attention import dense_attention, recall_from_lse, sparse_prefill_torch
 
 PATTERNS = ("a_shape", "vs", "block", "grid", "q_boundary", "2d_boundary")
@@ -38,20 +38,20 @@ class HeadStats:
 
 def head_stats(q: torch.Tensor, k: torch.Tensor, *, strides: list[int] | None = None,
                max_stride: int | None = None, grid: bool = True) -> HeadStats:
-    att = I.last_query_attention(q, k)
-    vertical, slash = I.vs_scores(att)
-    est = I.estimate_grid(vertical, slash, strides=strides, max_stride=max_stride) if grid else {}
+    att = sparse_index.last_query_attention(q, k)
+    vertical, slash = sparse_index.vs_scores(att)
+    est = sparse_index.estimate_grid(vertical, slash, strides=strides, max_stride=max_stride) if grid else {}
     return HeadStats(vertical, slash, est)
 
 
-def _bisect(make: Callable[[float], I.HeadIndex], target: float, block_size: int, steps: int = 12) -> I.HeadIndex:
+def _bisect(make: Callable[[float], sparse_index.HeadIndex], target: float, block_size: int, steps: int = 12) -> sparse_index.HeadIndex:
     """The largest size t in (0, 1] whose index has density ≤ target (or the smallest one if none does)."""
     lo, hi = 0.0, 1.0
     best = None
     for _ in range(steps):
         mid = (lo + hi) / 2
         idx = make(mid)
-        d = I.density(I.stack_heads([idx], block_size))[0]
+        d = sparse_index.density(sparse_index.stack_heads([idx], block_size))[0]
         if d <= target:
             best, lo = idx, mid
         else:
@@ -61,7 +61,7 @@ def _bisect(make: Callable[[float], I.HeadIndex], target: float, block_size: int
 
 def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float | None = None,
                params: dict[str, Any] | None = None, block_size: int = 64, stats: HeadStats | None = None,
-               modality: torch.Tensor | None = None, sink: int = 4, local: int | None = None) -> I.HeadIndex:
+               modality: torch.Tensor | None = None, sink: int = 4, local: int | None = None) -> sparse_index.HeadIndex:
     """One head's index for ``pattern``: from explicit ``params`` (a saved search result) or sized to
     ``density`` (fraction of causal pairs)."""
     n = q.shape[0]
@@ -70,14 +70,14 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
     if pattern not in PATTERNS + ("dense",):
         raise InputError(f"unknown pattern '{pattern}'; expected one of {', '.join(PATTERNS)} or dense")
     if pattern == "dense":
-        return I.full(n, block_size, q.device)
+        return sparse_index.full(n, block_size, q.device)
     if pattern in ("q_boundary", "2d_boundary") and modality is None:
         raise InputError(f"pattern '{pattern}' needs the tokens' modality (a 'modality' array beside q, k, v)")
     need_grid = pattern in ("grid", "2d_boundary") and "stride" not in params
     if pattern == "2d_boundary" and need_grid:
         # the grid lives in the vision stream: text between frames breaks the stride in raw positions
         vision = torch.nonzero(modality.to(q.device) == 1).flatten()
-        if vision.numel() >= 2 * I.LAST_Q:
+        if vision.numel() >= 2 * sparse_index.LAST_Q:
             est = head_stats(q[vision], k[vision]).grid
             params.setdefault("stride", est["stride"])
             params.setdefault("phase", est["phase"])
@@ -88,29 +88,29 @@ def build_head(pattern: str, q: torch.Tensor, k: torch.Tensor, *, density: float
     split = {"share": 0.3}  # VS: fraction of the budget given to columns
     cache: dict[str, Any] = {}  # pooled scores and permutations: only the size changes between calls
 
-    def make(t: float) -> I.HeadIndex:
+    def make(t: float) -> sparse_index.HeadIndex:
         if pattern == "a_shape":
-            return I.a_shape(n, sink=params.get("sink", sink), local=params.get("local", max(1, round(t * n))),
+            return sparse_index.a_shape(n, sink=params.get("sink", sink), local=params.get("local", max(1, round(t * n))),
                              block_size=block_size, device=q.device)
         if pattern == "vs":
             # `share` of the budget on columns (one key per row each), the rest on diagonals (tiles)
             nv = params.get("n_vertical", max(sink, round(t * n * split["share"])))
             ns = params.get("n_slash", max(local, round(t * n * (1 - split["share"]) / block_size)))
-            return I.vertical_slash(stats.vertical, stats.slash, n_vertical=nv, n_slash=ns, block_size=block_size,
+            return sparse_index.vertical_slash(stats.vertical, stats.slash, n_vertical=nv, n_slash=ns, block_size=block_size,
                                     sink=params.get("sink", sink), local=params.get("local", local))
         fraction = params.get("fraction", t)
         if pattern == "block":
-            return I.block_sparse(q, k, fraction=fraction, block_size=block_size, sink=params.get("sink", sink),
+            return sparse_index.block_sparse(q, k, fraction=fraction, block_size=block_size, sink=params.get("sink", sink),
                                   cache=cache)
         if pattern == "grid":
             stride = params.get("stride", stats.grid["stride"] if stats else 0)
             phase = params.get("phase", stats.grid["phase"] if stats else 0)
             if stride < 2:
                 stride, phase = 1, 0
-            return I.grid(q, k, stride=stride, phase=phase, fraction=fraction, block_size=block_size,
+            return sparse_index.grid(q, k, stride=stride, phase=phase, fraction=fraction, block_size=block_size,
                           sink=params.get("sink", sink), cache=cache)
         stride = params.get("stride", 0)
-        return I.boundary(q, k, modality, kind=pattern, fraction=fraction, block_size=block_size,
+        return sparse_index.boundary(q, k, modality, kind=pattern, fraction=fraction, block_size=block_size,
                           sink=params.get("sink", sink), stride=stride if stride >= 2 else 0,
                           phase=params.get("phase", 0), cache=cache)
 
@@ -140,7 +140,7 @@ def search_head(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, density: f
     """Best pattern for one head at a matched density; returns the JSON entry plus every candidate's score."""
     n = q.shape[0]
     stats = head_stats(q, k, strides=strides)
-    nb = I.n_blocks(n, block_size)
+    nb = sparse_index.n_blocks(n, block_size)
     cands = []
     for name in patterns:
         if name in ("q_boundary", "2d_boundary") and (modality is None or modality.min() == modality.max()):
@@ -157,42 +157,57 @@ def search_head(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, density: f
         rows = rows[rows < n].sort().values
     else:
         rows = torch.arange(n)
+    rows = rows.to(q.device)  # sampled on the CPU (same rows on every device), used where q lives
     _, dense_lse = dense_attention(q[None], k[None], v[None], rows=rows)
     results = []
     for c in cands:
-        idx = I.stack_heads([c], block_size)
+        idx = sparse_index.stack_heads([c], block_size)
         inv = torch.empty_like(c.q_perm)
-        inv[c.q_perm] = torch.arange(n)
+        inv[c.q_perm] = torch.arange(n, device=c.q_perm.device)
         qblocks = torch.unique(inv[rows] // block_size)
         _, lse = sparse_prefill_torch(q[None], k[None], v[None], idx, q_blocks=qblocks, return_lse=True)
         score = float(recall_from_lse(lse[0, rows][None], dense_lse)[0])
         results.append({"pattern": c.pattern, "params": c.params, "score": score,
-                        "density": I.density(idx)[0]})
+                        "density": sparse_index.density(idx)[0]})
     top = max(r["score"] for r in results)
     best = min((r for r in results if r["score"] >= top - tie), key=lambda r: SIMPLICITY[r["pattern"]])
     return {**best, "candidates": {r["pattern"]: round(r["score"], 6) for r in results},
             "grid_estimate": stats.grid}
 
 
+def search_layer(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, layer: int, density: float,
+                 block_size: int = 64, patterns: tuple[str, ...] = ("a_shape", "vs", "block", "grid"),
+                 modality: torch.Tensor | None = None, sample_blocks: int | None = 32, seed: int = 0,
+                 on_head: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Search every head of one layer (q, k, v [H, N, D]); returns head number → entry. Head h of layer l
+    samples its query blocks with seed ``seed + 1000 l + h``, so a layer's result does not depend on the others."""
+    row = {}
+    for h in range(q.shape[0]):
+        row[str(h)] = search_head(q[h], k[h], v[h], density=density, block_size=block_size, patterns=patterns,
+                                  modality=modality, sample_blocks=sample_blocks, seed=seed + 1000 * layer + h)
+        if on_head:
+            on_head()
+    return row
+
+
+def patterns_document(layers: list[dict[str, Any]], *, heads: int, tokens: int, density: float,
+                      block_size: int) -> dict[str, Any]:
+    """The patterns document from the per-layer results of :func:`search_layer`."""
+    return {"format": "paperkit.mm_prefill.patterns", "version": FORMAT_VERSION, "heads": heads,
+            "layers_count": len(layers), "block_size": block_size, "density": density, "tokens": tokens,
+            "layers": {str(i): row for i, row in enumerate(layers)}}
+
+
 def search_model(qs: torch.Tensor, ks: torch.Tensor, vs: torch.Tensor, *, density: float, block_size: int = 64,
-           patterns: tuple[str, ...] = ("a_shape", "vs", "block", "grid"), modality: torch.Tensor | None = None,
-           sample_blocks: int | None = 32, seed: int = 0, on_head: Callable[[], None] | None = None
-           ) -> dict[str, Any]:
+                 patterns: tuple[str, ...] = ("a_shape", "vs", "block", "grid"), modality: torch.Tensor | None = None,
+                 sample_blocks: int | None = 32, seed: int = 0, on_head: Callable[[], None] | None = None
+                 ) -> dict[str, Any]:
     """Search every (layer, head) of [L, H, N, D] tensors; returns the patterns document."""
     L, H, n, _ = qs.shape
-    doc: dict[str, Any] = {"format": "paperkit.mm_prefill.patterns", "version": FORMAT_VERSION, "heads": H,
-                           "layers_count": L, "block_size": block_size, "density": density, "tokens": n,
-                           "layers": {}}
-    for layer in range(L):
-        row = {}
-        for h in range(H):
-            row[str(h)] = search_head(qs[layer, h], ks[layer, h], vs[layer, h], density=density,
-                                      block_size=block_size, patterns=patterns, modality=modality,
-                                      sample_blocks=sample_blocks, seed=seed + 1000 * layer + h)
-            if on_head:
-                on_head()
-        doc["layers"][str(layer)] = row
-    return doc
+    rows = [search_layer(qs[layer], ks[layer], vs[layer], layer=layer, density=density, block_size=block_size,
+                         patterns=patterns, modality=modality, sample_blocks=sample_blocks, seed=seed,
+                         on_head=on_head) for layer in range(L)]
+    return patterns_document(rows, heads=H, tokens=n, density=density, block_size=block_size)
 
 
 def check_patterns(doc: Any, *, heads: int | None = None, layers: int | None = None, source: str = "patterns"
@@ -228,7 +243,7 @@ def dumps(doc: dict[str, Any]) -> str:
 
 def index_from_patterns(q: torch.Tensor, k: torch.Tensor, doc: dict[str, Any], layer: int = 0, *,
                         block_size: int | None = None, modality: torch.Tensor | None = None,
-                        density: float | None = None) -> I.SparseIndex:
+                        density: float | None = None) -> sparse_index.SparseIndex:
     """Build the online index for one layer's heads (q, k [H, N, D]) from a searched patterns document.
 
     Saved parameters fix the pattern's *shape* (sink, grid stride/phase); its size follows the searched
@@ -248,4 +263,4 @@ def index_from_patterns(q: torch.Tensor, k: torch.Tensor, doc: dict[str, Any], l
                  if key in entry.get("params", {})}
         heads.append(build_head(entry["pattern"], q[h], k[h], density=budget, params=shape, block_size=bs,
                                 modality=modality))
-    return I.stack_heads(heads, bs)
+    return sparse_index.stack_heads(heads, bs)

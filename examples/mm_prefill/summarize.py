@@ -1,6 +1,6 @@
 """Recall vs density per pattern, one panel per planted head type, from mm-prefill runs (metrics.json).
 
-    python mm-prefill/summarize.py OUT_DIR RUN/metrics.json ...
+    python mm_prefill/summarize.py OUT_DIR RUN/metrics.json ...
 """
 
 import sys
