@@ -89,11 +89,14 @@ def test_rff_ucb_counts_each_reward_once():
     rng = np.random.default_rng(4)
     learner = make_learner("rff-ucb", 2, 3, rng, kernel=Kernel("rbf"), alpha=1.0, eta=1.0, rff_dim=10)
     x = np.ones(3)
+    learner.select(x)
     learner.update(x, 0, 0.7)
     phi = learner.features(x)
-    np.testing.assert_allclose(learner.models[0].b, 0.7 * phi)
+    np.testing.assert_allclose(learner.b[0], 0.7 * phi)
     A = np.eye(len(phi)) + np.outer(phi, phi)
-    np.testing.assert_allclose(learner.models[0].inv, np.linalg.inv(A), atol=1e-12)
+    np.testing.assert_allclose(learner.inv[0], np.linalg.inv(A), atol=1e-12)
+    np.testing.assert_allclose(learner.w[0], np.linalg.solve(A, 0.7 * phi), atol=1e-12)
+    np.testing.assert_allclose(learner.inv[1], np.eye(len(phi)), atol=0)
 
 
 @pytest.mark.parametrize("name", LEARNERS)
@@ -161,3 +164,30 @@ def test_bad_hyper_parameters_are_usage_errors():
         FourierFeatures(2, 0, 1.0, np.random.default_rng(0))
     with pytest.raises(UsageError, match="unknown learner"):
         make_learner("thompson", 2, 2, np.random.default_rng(0), kernel=Kernel(), alpha=1, eta=1)
+
+
+def test_numba_rank_one_update_equals_the_numpy_reference():
+    from paperkit.methods.gen_select.kernels import rank_one_update, rank_one_update_reference
+
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((9, 9))
+    B = A.copy()
+    u = rng.standard_normal(6)
+    rank_one_update(A, u, -0.3)
+    rank_one_update_reference(B, u, -0.3)
+    np.testing.assert_allclose(A, B, rtol=0, atol=1e-14)
+    assert np.array_equal(A[6:], B[6:]) and np.array_equal(A[:, 6:], B[:, 6:])
+
+
+def test_rff_ucb_after_many_updates_matches_the_normal_equations():
+    rng = np.random.default_rng(8)
+    learner = make_learner("rff-ucb", 2, 3, rng, kernel=Kernel("rbf"), alpha=0.5, eta=1.0, rff_dim=12,
+                           rff_variant="cos-sin")
+    X, y = rng.standard_normal((50, 3)), rng.uniform(size=50)
+    for x, s in zip(X, y, strict=True):
+        learner.select(x)
+        learner.update(x, 1, s)
+    Phi = learner.features(X)
+    A = 0.5 * np.eye(24) + Phi.T @ Phi
+    np.testing.assert_allclose(learner.inv[1], np.linalg.inv(A), atol=1e-10)
+    np.testing.assert_allclose(learner.w[1], np.linalg.solve(A, Phi.T @ y), atol=1e-10)

@@ -1,6 +1,8 @@
 """Kernels of PAK-UCB (Hu, Leung & Farnia, ICML 2025, Section 4): RBF, polynomial and linear, and the
 random Fourier features of RFF-UCB (Section 5) that approximate the RBF kernel.
 
+Also the numba rank-one update of the Schur-complement step (beside its numpy reference).
+
 Every kernel is evaluated between a stack of stored contexts ``X`` (n×d) and one new context ``x``.
 """
 
@@ -93,3 +95,34 @@ class FourierFeatures:
             return np.sqrt(2.0 / d) * np.cos(proj + self.phase)
         out = np.concatenate([np.cos(proj), np.sin(proj)], axis=0) / np.sqrt(d)
         return out.T if x.ndim == 2 else out
+
+
+def rank_one_update_reference(A: np.ndarray, u: np.ndarray, scale: float) -> None:
+    """A[:n, :n] += scale·uuᵀ in place (n = len(u)); the plain numpy version."""
+    n = len(u)
+    A[:n, :n] += scale * np.outer(u, u)
+
+
+def _rank_one_numba():
+    from numba import njit
+
+    @njit(cache=True)
+    def update(A, u, scale):  # pragma: no cover - compiled
+        n = u.shape[0]
+        for i in range(n):
+            ui = scale * u[i]
+            for j in range(n):
+                A[i, j] += ui * u[j]
+
+    return update
+
+
+_compiled = None
+
+
+def rank_one_update(A: np.ndarray, u: np.ndarray, scale: float) -> None:
+    """A[:n, :n] += scale·uuᵀ in place without the n×n temporary of ``np.outer`` (numba)."""
+    global _compiled
+    if _compiled is None:
+        _compiled = _rank_one_numba()
+    _compiled(A, np.ascontiguousarray(u), float(scale))

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from paperkit.core.errors import UsageError
-from paperkit.methods.gen_select.kernels import FourierFeatures, Kernel
+from paperkit.methods.gen_select.kernels import FourierFeatures, Kernel, rank_one_update
 
 LEARNERS = ("pak-ucb", "rff-ucb", "lin-ucb", "kernel-ucb", "hybrid-ucb", "naive-krr", "greedy", "random", "oracle")
 UCB_LEARNERS = ("pak-ucb", "rff-ucb", "lin-ucb", "kernel-ucb", "hybrid-ucb")
@@ -107,6 +107,7 @@ class KernelRidge:
         self._inv = np.zeros((capacity, capacity))
         self._v = np.zeros(capacity)
         self._w = np.zeros(capacity)  # (K + αI)⁻¹v
+        self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def X(self) -> np.ndarray:
@@ -161,8 +162,11 @@ class KernelRidge:
         if self.n == 0:
             return np.zeros(len(Z)), np.sqrt(prior / self.alpha)
         B = self.kvec(Z)
+        U = self.inverse @ B
+        if len(Z) == 1:  # kept for append(): the pick's update needs the same k and (K + αI)⁻¹k
+            self._last = (Z[0].copy(), B[:, 0], U[:, 0])
         mu = B.T @ self._w[: self.n]
-        var = prior - np.einsum("ij,ij->j", B, self.inverse @ B)
+        var = prior - np.einsum("ij,ij->j", B, U)
         return mu, np.sqrt(np.maximum(var, 0.0) / self.alpha)
 
     def append(self, z: np.ndarray, y: float) -> None:
@@ -174,6 +178,7 @@ class KernelRidge:
         self._v[n] = y
         c = float(self.kdiag(z[None, :])[0]) + self.alpha
         if self.mode == "resolve":
+            self._last = None
             self.n = n + 1
             K = self.kernel.matrix(self.X) + self.alpha * np.eye(self.n)
             self._inv[: self.n, : self.n] = np.linalg.inv(K)
@@ -184,11 +189,15 @@ class KernelRidge:
             self._w[0] = y / c
             self.n = 1
             return
-        b = self.kvec(z[None, :])[:, 0]
-        A = self._inv[:n, :n]
-        u = A @ b
+        last = self._last
+        if last is not None and len(last[1]) == n and np.array_equal(last[0], z):
+            b, u = last[1], last[2]
+        else:
+            b = self.kvec(z[None, :])[:, 0]
+            u = self._inv[:n, :n] @ b
+        self._last = None
         s = c - b @ u
-        A += np.outer(u, u) / s
+        rank_one_update(self._inv, u, 1.0 / s)
         self._inv[n, :n] = -u / s
         self._inv[:n, n] = -u / s
         self._inv[n, n] = 1.0 / s
@@ -225,9 +234,10 @@ class Ridge:
 
     def append(self, phi: np.ndarray, y: float) -> None:
         u = self.inv @ phi
-        self.inv -= np.outer(u, u) / (1.0 + phi @ u)
+        denom = 1.0 + phi @ u
+        self.w = self.w + u * ((y - phi @ self.w) / denom)  # Sherman–Morrison applied to A⁻¹b
+        rank_one_update(self.inv, u, -1.0 / denom)
         self.b += y * phi
-        self.w = self.inv @ self.b
 
 
 # --------------------------------------------------------------------------------------- learners
@@ -257,30 +267,52 @@ class PAKUCB(Learner):
 
 
 class RFFUCB(Learner):
-    """RFF-UCB: per-arm ridge regression on D random Fourier features of the RBF kernel."""
+    """RFF-UCB: per-arm ridge regression on D random Fourier features of the RBF kernel.
+
+    Arm g keeps A_g⁻¹ (A_g = αI + Σ φφᵀ over its rounds, Sherman–Morrison updates) and w_g = A_g⁻¹Σ s·φ;
+    UCB_g = φᵀw_g + η·sqrt(φᵀA_g⁻¹φ). All arms are scored with one stacked product (G×D×D).
+    """
 
     name = "rff-ucb"
 
     def __init__(self, n_arms: int, dim: int, rng: np.random.Generator, *, bandwidth: float, n_features: int = 200,
                  alpha: float = 1.0, eta: float = 1.0, variant: str = "cos") -> None:
         super().__init__(n_arms, dim, rng)
+        if not alpha > 0:
+            raise UsageError(f"alpha = {alpha}; expected alpha > 0")
         self.features = FourierFeatures(dim, n_features, bandwidth, rng, variant)
-        self.alpha, self.eta = alpha, float(eta)
-        self.models = [Ridge(self.features.n_out, alpha) for _ in range(self.n_arms)]
+        self.alpha, self.eta = float(alpha), float(eta)
+        D = self.features.n_out
+        self.inv = np.repeat((np.eye(D) / self.alpha)[None], self.n_arms, axis=0)
+        self.b = np.zeros((self.n_arms, D))
+        self.w = np.zeros((self.n_arms, D))
+        self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def _extend(self) -> None:
-        self.models.append(Ridge(self.features.n_out, self.alpha))
+        D = self.features.n_out
+        self.inv = np.concatenate([self.inv, (np.eye(D) / self.alpha)[None]])
+        self.b = np.vstack([self.b, np.zeros(D)])
+        self.w = np.vstack([self.w, np.zeros(D)])
+        self._last = None
 
     def scores(self, x: np.ndarray) -> np.ndarray:
-        phi = self.features(x)[None, :]
-        out = np.empty(self.n_arms)
-        for g, m in enumerate(self.models):
-            mu, sd = m.predict(phi)
-            out[g] = mu[0] + self.eta * sd[0]
-        return out
+        phi = self.features(x)
+        V = self.inv @ phi                       # G×D: A_g⁻¹φ
+        self._last = (x.copy(), phi, V)
+        return self.w @ phi + self.eta * np.sqrt(np.maximum(V @ phi, 0.0))
 
     def _learn(self, x: np.ndarray, arm: int, score: float) -> None:
-        self.models[arm].append(self.features(x), score)
+        last = self._last
+        if last is not None and np.array_equal(last[0], x):
+            phi, u = last[1], last[2][arm]
+        else:
+            phi = self.features(x)
+            u = self.inv[arm] @ phi
+        self._last = None
+        denom = 1.0 + phi @ u
+        self.w[arm] += u * ((score - phi @ self.w[arm]) / denom)
+        rank_one_update(self.inv[arm], u, -1.0 / denom)
+        self.b[arm] += score * phi
 
 
 class _SharedLinear(Learner):
