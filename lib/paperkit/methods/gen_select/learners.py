@@ -193,8 +193,8 @@ class KernelRidge:
         if last is not None and len(last[1]) == n and np.array_equal(last[0], z):
             b, u = last[1], last[2]
         else:
-            b = self.kvec(z[None, :])[:, 0]
-            u = self._inv[:n, :n] @ b
+            B = self.kvec(z[None, :])  # the same products as predict(), so a replay is bit-identical
+            b, u = B[:, 0], (self.inverse @ B)[:, 0]
         self._last = None
         s = c - b @ u
         rank_one_update(self._inv, u, 1.0 / s)
@@ -307,7 +307,7 @@ class RFFUCB(Learner):
             phi, u = last[1], last[2][arm]
         else:
             phi = self.features(x)
-            u = self.inv[arm] @ phi
+            u = (self.inv @ phi)[arm]  # as in scores(), so a replay is bit-identical
         self._last = None
         denom = 1.0 + phi @ u
         self.w[arm] += u * ((score - phi @ self.w[arm]) / denom)
