@@ -113,6 +113,7 @@ PENDING = {
     "kd-rank": "--seed, --device, -T, help", "kd-rank-diag": "--seed, --device, -T, help",
     "ldsmc-bench": "--threads, -N, --device", "ldsmc-restore": "--threads, -N, --device",
     "ldsmc-train": "--batch, --threads, --device", "mm-prefill-bench": "--threads", "mm-prefill-search": "--device",
+    "gen-select-embed": "draws no random numbers: belongs in DETERMINISTIC (and TORCH)",
 }
 
 

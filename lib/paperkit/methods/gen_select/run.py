@@ -356,14 +356,15 @@ class EmbedSettings:
     batch_size: int = 64
 
 
-def execute_embed(texts: list[str], src: Sources, s: EmbedSettings) -> tuple[np.ndarray, int]:
-    """(N×384 embeddings, number computed rather than read from the cache)."""
+def execute_embed(texts: list[str], src: Sources, s: EmbedSettings, *, device: str = "cpu") -> tuple[np.ndarray, int]:
+    """(N×384 embeddings, number computed rather than read from the cache); ``device``: auto, cpu or cuda."""
+    from paperkit.core.devices import resolve_device
     from paperkit.methods.gen_select.embed import Embedder, default_cache_dir
 
     if s.batch_size < 1:
         raise UsageError(f"--batch-size {s.batch_size}: expected at least 1")
     cache = None if src.no_cache else (src.cache_dir or default_cache_dir())
-    e = Embedder(src.model, cache_dir=cache, batch_size=s.batch_size)
+    e = Embedder(src.model, cache_dir=cache, batch_size=s.batch_size, device=str(resolve_device(device)))
     X = e(texts)
     return X, e.computed
 
