@@ -579,6 +579,122 @@ _paperkit_ferret_train_completion_setup() {
 
 _paperkit_ferret_train_completion_setup;
 
+_paperkit_gen_select_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_GEN_SELECT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_gen_select_completion_setup() {
+    complete -o nosort -F _paperkit_gen_select_completion paperkit-gen-select
+}
+
+_paperkit_gen_select_completion_setup;
+
+_paperkit_gen_select_embed_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_GEN_SELECT_EMBED_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_gen_select_embed_completion_setup() {
+    complete -o nosort -F _paperkit_gen_select_embed_completion paperkit-gen-select-embed
+}
+
+_paperkit_gen_select_embed_completion_setup;
+
+_paperkit_gen_select_online_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_GEN_SELECT_ONLINE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_gen_select_online_completion_setup() {
+    complete -o nosort -F _paperkit_gen_select_online_completion paperkit-gen-select-online
+}
+
+_paperkit_gen_select_online_completion_setup;
+
+_paperkit_gen_select_sim_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_GEN_SELECT_SIM_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_gen_select_sim_completion_setup() {
+    complete -o nosort -F _paperkit_gen_select_sim_completion paperkit-gen-select-sim
+}
+
+_paperkit_gen_select_sim_completion_setup;
+
 _paperkit_kd_rank_completion() {
     local IFS=$'\n'
     local response

@@ -359,6 +359,78 @@ end;
 
 complete --no-files --command paperkit-ferret-train --arguments "(_paperkit_ferret_train_completion)";
 
+function _paperkit_gen_select_completion;
+    set -l response (env _PAPERKIT_GEN_SELECT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-gen-select);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-gen-select --arguments "(_paperkit_gen_select_completion)";
+
+function _paperkit_gen_select_embed_completion;
+    set -l response (env _PAPERKIT_GEN_SELECT_EMBED_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-gen-select-embed);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-gen-select-embed --arguments "(_paperkit_gen_select_embed_completion)";
+
+function _paperkit_gen_select_online_completion;
+    set -l response (env _PAPERKIT_GEN_SELECT_ONLINE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-gen-select-online);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-gen-select-online --arguments "(_paperkit_gen_select_online_completion)";
+
+function _paperkit_gen_select_sim_completion;
+    set -l response (env _PAPERKIT_GEN_SELECT_SIM_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-gen-select-sim);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-gen-select-sim --arguments "(_paperkit_gen_select_sim_completion)";
+
 function _paperkit_kd_rank_completion;
     set -l response (env _PAPERKIT_KD_RANK_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kd-rank);
 

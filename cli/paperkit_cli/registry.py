@@ -68,7 +68,8 @@ PAPERS: tuple[Paper, ...] = (
           "Dongchi Huang, Jiaqi Wang, Yang Li, Chunhe Xia, Tianle Zhang, Kaige Zhang", "2508.02159",
           ("pigdreamer-train",)),
     Paper("gen-select", "PAK-UCB Contextual Bandit: An Online Learning Approach to Prompt-Aware Selection of "
-          "Generative Models and LLMs", "Xiaoyan Hu, Ho-fung Leung, Farzan Farnia", "2410.13287", ("gen-select",)),
+          "Generative Models and LLMs", "Xiaoyan Hu, Ho-fung Leung, Farzan Farnia", "2410.13287",
+          ("gen-select", "gen-select-embed", "gen-select-sim", "gen-select-online")),
     Paper("dcgnn-fit", "Beyond Topological Self-Explainable GNNs: A Formal Explainability Perspective",
           "Steve Azzolin, Sagar Malhotra, Andrea Passerini, Stefano Teso", "2502.02719", ("dcgnn-fit",)),
     Paper("sve-encode", "Primitive Vision: Improving Diagram Understanding in MLLMs",

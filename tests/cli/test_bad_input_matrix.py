@@ -110,13 +110,12 @@ SIZE_CASES = [
     ("conformal-sim", ["--n", "100000000000"]),
     ("kd-rank", ["--train-per-class", "100000000"]),
     ("ldsmc-train", ["--vae-width", "100000000"]),
-    pytest.param("ferret-recon", ["--d", "100000000000"],
-                 marks=pytest.mark.xfail(strict=True, reason="exits 1 (ResourceError); moving to check_memory")),
+    ("ferret-recon", ["--d", "100000000000"]),
     ("mm-prefill-bench", ["--n", "100000000000"]),
 ]
 
 
-@pytest.mark.parametrize("command, args", SIZE_CASES)
+@pytest.mark.parametrize("command, args", SIZE_CASES, ids=[c[0] for c in SIZE_CASES])
 def test_absurd_sizes_are_refused_before_anything_runs(command, args, pk, tmp_path):
     run_dir = tmp_path / "run"
     r = pk(command, *args, "--run-dir", str(run_dir))
