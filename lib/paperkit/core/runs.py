@@ -31,7 +31,8 @@ MANIFEST_NAME = "manifest.json"
 CHECKPOINT_DIR = "checkpoints"
 
 # Parameters that may differ between a run and its resumption.
-RESUME_FREE = frozenset({"resume", "force", "run_dir", "quiet", "verbose", "debug", "jobs", "device", "config"})
+RESUME_FREE = frozenset({"resume", "force", "run_dir", "quiet", "verbose", "debug", "jobs", "device", "config",
+                         "max_memory_gb"})
 
 
 class RunDir:

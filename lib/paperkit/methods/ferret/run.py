@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paperkit.core.progress import progress as default_progress
+from paperkit.methods.ferret.federated import FedConfig as _FED
 
 
 # ------------------------------------------------------------------------------------- ferret-train
@@ -36,23 +37,23 @@ class FerretTrainSettings:
     iid: bool = False
     d_model: int = 64
     layers: int = 2
-    # the algorithm
-    algo: str = "ferret"
-    fraction: float = 0.25
-    rounds: int = 30
-    local_steps: int = 10
-    lr: float = 0.5
-    batch_size: int = 32
-    optimizer: str = "sgd"
-    server_lr: float = 1.0
-    momentum: float = 0.0
-    k: int = 100
-    blocks: str = "auto"
-    alloc: str = "norm"
-    clip: float | None = None
-    zo_eps: float = 1e-3
-    kseed_pool: int = 4096
-    seed: int = 0
+    # the algorithm: defaults are the library's FedConfig (one source)
+    algo: str = _FED.algo
+    fraction: float = _FED.fraction
+    rounds: int = _FED.rounds
+    local_steps: int = _FED.local_steps
+    lr: float = _FED.lr
+    batch_size: int = _FED.batch_size
+    optimizer: str = _FED.optimizer
+    server_lr: float = _FED.server_lr
+    momentum: float = _FED.momentum
+    k: int = _FED.k
+    blocks: str = _FED.blocks
+    alloc: str = _FED.alloc
+    clip: float | None = _FED.clip
+    zo_eps: float = _FED.zo_eps
+    kseed_pool: int = _FED.kseed_pool
+    seed: int = _FED.seed
     device: str = "auto"
 
     def fed_config(self) -> Any:
