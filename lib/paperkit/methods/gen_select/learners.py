@@ -16,6 +16,7 @@ features (here the cos/sin map is scaled so that φᵀφ' estimates the RBF kern
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 import numpy as np
@@ -44,7 +45,7 @@ def argmax_random(values: np.ndarray, rng: np.random.Generator) -> int:
     return int(ties[0] if len(ties) == 1 else rng.choice(ties))
 
 
-class Learner:
+class Learner(ABC):
     """Base class: arm bookkeeping and the random round-robin over unplayed arms."""
 
     name = "learner"
@@ -62,8 +63,8 @@ class Learner:
         self._extend()
         return self.n_arms - 1
 
-    def _extend(self) -> None:
-        pass
+    def _extend(self) -> None:  # noqa: B027 - a hook: learners with per-arm state grow it here
+        return None
 
     def select(self, x: np.ndarray) -> int:
         unplayed = [g for g in range(self.n_arms) if self.plays[g] == 0]
@@ -71,8 +72,9 @@ class Learner:
             return int(unplayed[0] if len(unplayed) == 1 else self.rng.choice(unplayed))
         return argmax_random(self.scores(np.asarray(x, dtype=np.float64)), self.rng)
 
-    def scores(self, x: np.ndarray) -> np.ndarray:  # the index maximised by select
-        raise NotImplementedError
+    @abstractmethod
+    def scores(self, x: np.ndarray) -> np.ndarray:
+        """The per-arm index that select maximises."""
 
     def update(self, x: np.ndarray, arm: int, score: float) -> None:
         if not 0 <= arm < self.n_arms:
@@ -80,8 +82,8 @@ class Learner:
         self.plays[arm] += 1
         self._learn(np.asarray(x, dtype=np.float64), int(arm), float(score))
 
-    def _learn(self, x: np.ndarray, arm: int, score: float) -> None:
-        pass
+    def _learn(self, x: np.ndarray, arm: int, score: float) -> None:  # noqa: B027 - a hook for stateful learners
+        return None
 
 
 # ----------------------------------------------------------------------------- kernel ridge state
@@ -323,11 +325,13 @@ class _SharedLinear(Learner):
         self.eta = float(eta)
         self.model = Ridge(self.width(self.n_arms), alpha)
 
+    @abstractmethod
     def width(self, n_arms: int) -> int:
-        raise NotImplementedError
+        """Length of φ_g(x) with ``n_arms`` arms."""
 
+    @abstractmethod
     def features(self, x: np.ndarray, arm: int) -> np.ndarray:
-        raise NotImplementedError
+        """φ_g(x): the arm-dependent features of context ``x``."""
 
     def _extend(self) -> None:
         self._reorder_for_new_arm()
@@ -433,6 +437,9 @@ class RandomChoice(Learner):
     def select(self, x: np.ndarray) -> int:
         return int(self.rng.integers(self.n_arms))
 
+    def scores(self, x: np.ndarray) -> np.ndarray:
+        return np.zeros(self.n_arms)  # every model is equally good to it
+
 
 class Oracle(Learner):
     """The one-arm oracle in hindsight: always the model with the best mean score over the instance."""
@@ -445,6 +452,9 @@ class Oracle(Learner):
 
     def select(self, x: np.ndarray) -> int:
         return self.best_arm
+
+    def scores(self, x: np.ndarray) -> np.ndarray:
+        return (np.arange(self.n_arms) == self.best_arm).astype(np.float64)
 
 
 def make_learner(name: str, n_arms: int, dim: int, rng: np.random.Generator, *, kernel: Kernel, alpha: float,
