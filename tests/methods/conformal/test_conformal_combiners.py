@@ -27,7 +27,7 @@ def test_combiners_match_their_definitions():
 
 @pytest.mark.parametrize("name", ["mean", "e", "u", "eu"])
 def test_combiner_validity_on_iid_uniform_pvalues(name):
-    # Acceptance 6: K = 5 i.i.d. uniform p-values, 400k draws: P(2 F(p) <= t) <= t + 0.003.
+    # Checked: K = 5 i.i.d. uniform p-values, 400k draws: P(2 F(p) <= t) <= t + 0.003.
     rng = np.random.default_rng(20250)
     p = rng.random((400_000, 5))
     u = rng.random(400_000)

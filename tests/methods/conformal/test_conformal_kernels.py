@@ -84,7 +84,7 @@ def test_parallel_and_serial_kernels_agree_and_overflow_is_recomputed():
 
 
 def test_exact_sets_match_a_10000_point_grid():
-    # Acceptance 4: the breakpoint computation agrees with the official grid scan up to the grid step.
+    # Checked: the breakpoint computation agrees with the official grid scan up to the grid step.
     rng = np.random.default_rng(7)
     K, m = 5, 20
     fs = FoldScores.from_folds([np.abs(rng.standard_normal(m)) for _ in range(K)])

@@ -25,7 +25,7 @@ def _data(n=200, T=150, p=4, seed=0):
 
 
 def test_nesting_per_test_point():
-    # Acceptance 2: e/u/eu within mod; eu within e; Vovk = mod at alpha'; improved Vovk within Vovk.
+    # Checked: e/u/eu within mod; eu within e; Vovk = mod at alpha'; improved Vovk within Vovk.
     for seed in range(3):
         X, y, Xt, _ = _data(n=100 + 5 * seed, seed=seed)
         est = CrossConformalRegressor(Ridge(), n_folds=5, alpha=0.1, random_state=seed).fit(X, y)
@@ -56,7 +56,7 @@ def test_nesting_check_can_fail():
 
 
 def test_cvplus_equals_mapie_plus_on_the_same_folds():
-    # Acceptance 5: same folds and model -> MAPIE's "plus" interval to 1e-8; CV+ holds Vovk's set.
+    # Checked: same folds and model -> MAPIE's "plus" interval to 1e-8; CV+ holds Vovk's set.
     mapie = pytest.importorskip("mapie")
     from mapie.regression import CrossConformalRegressor as MapieCCR
     from sklearn.model_selection import PredefinedSplit

@@ -1,4 +1,4 @@
-"""Coverage and efficiency on the Barber et al. (2021) linear model (acceptance 1 and 3), classification."""
+"""Coverage and efficiency on the Barber et al. (2021) linear model (nominal coverage over seeds, and interval length), classification."""
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ def p5_summary():
 
 @pytest.mark.slow
 def test_validity_barber_p5(p5_summary):
-    # Acceptance 1: every method >= 0.78 where the bound is 1 - 2 alpha (or more); the methods whose
+    # Checked: every method >= 0.78 where the bound is 1 - 2 alpha (or more); the methods whose
     # bound is Vovk's (about 0.73) or CV+'s are held to their own bound minus the same slack.
     for m, r in p5_summary.items():
         bound = guarantee(m, 0.1, 100, 5)
@@ -27,7 +27,7 @@ def test_validity_barber_p5(p5_summary):
 
 @pytest.mark.slow
 def test_efficiency_barber_p5(p5_summary):
-    # Acceptance 3: mean length ratios e-mod/mod < 0.95 and eu-mod/mod < 0.90 (and the improved
+    # Checked: mean length ratios e-mod/mod < 0.95 and eu-mod/mod < 0.90 (and the improved
     # Vovk variants shrink Vovk's sets).
     mod = p5_summary["mod"]["mean_length"]
     assert p5_summary["e-mod"]["mean_length"] / mod < 0.95

@@ -15,14 +15,14 @@ import pytest
 import torch
 
 from paperkit.core.errors import ConfigError, InputError
-from paperkit.methods import ferret as F
+from paperkit.methods import ferret
 from paperkit.methods.ferret.flower import decode_rounds, encode_rounds
 
 ROOT = Path(__file__).resolve().parents[3]
 def test_codec_round_trips_messages():
-    m1 = F.ClientMessage(3, 1, "ferret", torch.randn(7), seed=2**62 + 5, counts=[3, 4])
-    m2 = F.ClientMessage(0, 1, "ferret", torch.randn(5), seed=9, counts=[5])
-    m3 = F.ClientMessage(1, 2, "fedkseed", torch.randn(2), indices=[4, 4000])
+    m1 = ferret.ClientMessage(3, 1, "ferret", torch.randn(7), seed=2**62 + 5, counts=[3, 4])
+    m2 = ferret.ClientMessage(0, 1, "ferret", torch.randn(5), seed=9, counts=[5])
+    m3 = ferret.ClientMessage(1, 2, "fedkseed", torch.randn(2), indices=[4, 4000])
     out = decode_rounds(encode_rounds([(1, [m1, m2]), (2, [m3])], "ferret"), "ferret")
     assert [r for r, _ in out] == [1, 2]
     got = out[0][1] + out[1][1]
@@ -94,7 +94,7 @@ class FakeGrid:
 def _settings(run_dir, n=3, rounds=3, fraction=1.0, **kw):
     from paperkit.methods.ferret.flower import run_settings
 
-    cfg = F.FedConfig(n_clients=n, fraction=fraction, rounds=rounds, k=40, local_steps=3, seed=5, **kw)
+    cfg = ferret.FedConfig(n_clients=n, fraction=fraction, rounds=rounds, k=40, local_steps=3, seed=5, **kw)
     task = {"task": "digits", "model_dir": None, "clients": n, "dirichlet": 0.5, "d_model": 64, "layers": 2}
     return run_settings(task=task, fed=cfg, run_dir=run_dir, min_clients=n, wait_timeout=5, round_timeout=5)
 
@@ -111,8 +111,8 @@ def _serve(grid, settings):
 def _simulate(settings, rounds=None, lost=None):
     """The in-process simulation of the same run; ``lost=(partition, round)`` replays that round without it."""
     torch.set_num_threads(1)
-    cfg = F.FedConfig(**settings["fed"])
-    fed = F.Federation(F.digits_task(cfg.n_clients, 0.5, seed=cfg.seed), cfg)
+    cfg = ferret.FedConfig(**settings["fed"])
+    fed = ferret.Federation(ferret.digits_task(cfg.n_clients, 0.5, seed=cfg.seed), cfg)
     state, prev = fed.initial_state(), []
     for _ in range(rounds or cfg.rounds):
         if lost and state.round + 1 >= lost[1]:
@@ -260,7 +260,7 @@ def test_loopback_tls_federation_equals_the_simulation(tmp_path, certs):
     hist = read_table(tmp_path / "server" / "history.csv")
     assert list(hist.column("clients")) == [2, 2, 2] and list(hist.column("failures")) == [0, 0, 0]
     torch.set_num_threads(1)
-    sim_rows = F.run_federated(F.digits_task(2, 0.5, seed=5), F.FedConfig(**{**settings["fed"], "rounds": 3}))[1]
+    sim_rows = ferret.run_federated(ferret.digits_task(2, 0.5, seed=5), ferret.FedConfig(**{**settings["fed"], "rounds": 3}))[1]
     losses = list(hist.column("test_loss"))
     assert losses[:2] == [r["test_loss"] for r in sim_rows[:2]]  # bit for bit
     # Round 3 has differed from the simulation in the 7th digit in real-process runs here (known defect,

@@ -119,11 +119,11 @@ def test_seed_replay_is_exact_and_uplink_is_sum_k_plus_a_seed():
 
 
 def test_federation_messages_replay_exactly():
-    from paperkit.methods import ferret as F
+    from paperkit.methods import ferret
 
-    task = F.digits_task(6, 0.5, seed=0)
+    task = ferret.digits_task(6, 0.5, seed=0)
     for alloc in ("uniform", "norm"):
-        fed = F.Federation(task, F.FedConfig(algo="ferret", n_clients=6, fraction=0.5, k=40, local_steps=3,
+        fed = ferret.Federation(task, ferret.FedConfig(algo="ferret", n_clients=6, fraction=0.5, k=40, local_steps=3,
                                              alloc=alloc))
         state = fed.initial_state()
         msg = fed.client_update(state.weights, 0, 2)
@@ -178,13 +178,13 @@ def test_cuda_replay_and_a_round():
     """On CUDA: bases are drawn on the device, the server's rebuild equals the client's, a round runs."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    from paperkit.methods import ferret as F
+    from paperkit.methods import ferret
 
     blocks = Blocks.from_sizes([5000, 20000])
     delta = torch.randn(blocks.dim, device="cuda")
     gamma, client_side = project_reconstruct(delta, 9, blocks, [20, 30])
     assert torch.equal(client_side, reconstruct(gamma, 9, blocks, [20, 30], device="cuda"))
-    task = F.digits_task(4, None, seed=0)
-    fed = F.Federation(task, F.FedConfig(n_clients=4, fraction=0.5, local_steps=2, k=20, device="cuda"))
+    task = ferret.digits_task(4, None, seed=0)
+    fed = ferret.Federation(task, ferret.FedConfig(n_clients=4, fraction=0.5, local_steps=2, k=20, device="cuda"))
     state, row, _ = fed.run_round(fed.initial_state(), [])
     assert state.weights.is_cuda and np.isfinite(row["test_loss"])

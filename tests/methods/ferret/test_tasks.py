@@ -7,16 +7,16 @@ import pytest
 import torch
 
 from paperkit.core.errors import InputError
-from paperkit.methods import ferret as F
+from paperkit.methods import ferret
 from paperkit.methods.ferret.tasks import lcs_length
 
 
 def test_rouge_l_hand_values():
     # LCS("the cat sat on the mat", "the cat on the mat") = 5 → P = 5/6, R = 1, F = 10/11
-    assert F.rouge_l("the cat sat on the mat", "the cat on the mat") == pytest.approx(10 / 11)
-    assert F.rouge_l("abc", "abc", unit="char") == 1.0
-    assert F.rouge_l("", "abc") == 0.0
-    assert F.rouge_l("cba", "abc", unit="char") == pytest.approx(1 / 3)
+    assert ferret.rouge_l("the cat sat on the mat", "the cat on the mat") == pytest.approx(10 / 11)
+    assert ferret.rouge_l("abc", "abc", unit="char") == 1.0
+    assert ferret.rouge_l("", "abc") == 0.0
+    assert ferret.rouge_l("cba", "abc", unit="char") == pytest.approx(1 / 3)
 
 
 def test_lcs_matches_brute_force():
@@ -36,7 +36,7 @@ def _is_subseq(s, t):
 
 
 def test_instruct_task_splits_by_family():
-    task = F.instruct_task(n_clients=12, seed=0, n_train=600, n_test=60)
+    task = ferret.instruct_task(n_clients=12, seed=0, n_train=600, n_test=60)
     assert task.n_clients == 12 and sum(task.client_sizes) == 600
     # client c holds only family c mod 6: its batches carry one task tag
     gen = torch.Generator().manual_seed(0)
@@ -49,10 +49,10 @@ def test_instruct_task_splits_by_family():
 
 def test_instruct_task_learns_under_ferret():
     torch.set_num_threads(1)
-    task = F.instruct_task(n_clients=6, seed=0, n_train=600, n_test=60, d_model=32, n_layers=1)
-    cfg = F.FedConfig(n_clients=6, fraction=0.5, rounds=4, local_steps=5, lr=0.003, optimizer="adam", k=200,
+    task = ferret.instruct_task(n_clients=6, seed=0, n_train=600, n_test=60, d_model=32, n_layers=1)
+    cfg = ferret.FedConfig(n_clients=6, fraction=0.5, rounds=4, local_steps=5, lr=0.003, optimizer="adam", k=200,
                       batch_size=16, server_lr=1.0)
-    _, rows = F.run_federated(task, cfg)
+    _, rows = ferret.run_federated(task, cfg)
     assert rows[-1]["test_loss"] < rows[0]["test_loss"]
 
 
@@ -60,20 +60,20 @@ def test_read_instruction_jsonl_errors(tmp_path):
     p = tmp_path / "x.jsonl"
     p.write_text('{"instruction": "a", "output": "b"}\nnot json\n')
     with pytest.raises(InputError, match="line 2 is not valid JSON"):
-        F.read_instruction_jsonl(p)
+        ferret.read_instruction_jsonl(p)
     p.write_text('{"instruction": "a", "output": "b"}\n{"instruction": "a", "output": 3}\n')
     with pytest.raises(InputError, match="'output'"):
-        F.read_instruction_jsonl(p)
+        ferret.read_instruction_jsonl(p)
     p.write_text('{"instruction": "a", "output": "b"}\n')
     with pytest.raises(InputError, match="at least 2"):
-        F.read_instruction_jsonl(p)
+        ferret.read_instruction_jsonl(p)
 
 
 def test_empty_client_shards_are_refused(tmp_path):
     p = tmp_path / "x.jsonl"
     p.write_text("".join(json.dumps({"instruction": "i", "output": str(i)}) + "\n" for i in range(5)))
     with pytest.raises(InputError, match="clients"):
-        F.jsonl_task(str(p), n_clients=10)
+        ferret.jsonl_task(str(p), n_clients=10)
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +91,8 @@ def test_hugging_face_causal_lm_from_a_folder(tiny_gpt2, tmp_path):
     rows = [{"instruction": "Copy", "input": w, "output": w} for w in ["ab", "cd", "ef", "gh", "ij", "kl"] * 2]
     p = tmp_path / "d.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    task = F.jsonl_task(str(p), n_clients=2, alpha=None, model_dir=str(tiny_gpt2))
-    fed = F.Federation(task, F.FedConfig(n_clients=2, fraction=1.0, rounds=2, local_steps=2, lr=0.01, k=50,
+    task = ferret.jsonl_task(str(p), n_clients=2, alpha=None, model_dir=str(tiny_gpt2))
+    fed = ferret.Federation(task, ferret.FedConfig(n_clients=2, fraction=1.0, rounds=2, local_steps=2, lr=0.01, k=50,
                                          batch_size=2))
     assert fed.dim == sum(p.numel() for p in fed.model.parameters())
     s0 = fed.initial_state()
