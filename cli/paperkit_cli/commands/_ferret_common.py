@@ -50,7 +50,7 @@ algo_options = options._compose(
                  help="Server learning rate on the mean update (paper: 10 on NI, 3 on Dolly)."),
     click.option("--momentum", type=options.FiniteFloat(0.0, 1.0, max_open=True), default=0.0, show_default=True,
                  help="Server momentum on the mean update."),
-    click.option("--k", type=click.IntRange(min=1), default=100, show_default=True,
+    click.option("--k", type=int, default=100, show_default=True,
                  help="Ferret: total projection coordinates per client per round, split over blocks."),
     click.option("--blocks", default="auto", show_default=True, metavar="auto|tensor|L",
                  help="Ferret blocks: auto (runs of tensors, as the official code), tensor, or L equal blocks."),
