@@ -356,3 +356,18 @@ def test_server_on_a_taken_port_is_one_line(pk, tmp_path):
                "--run-dir", tmp_path / "s")
     _one_line_error(r, 1, f"cannot listen on 127.0.0.1:{port}")
     assert not (tmp_path / "s").exists()
+
+
+def test_results_do_not_depend_on_jobs(pk, tmp_path):
+    """-j 1 and -j 2 give the same bytes: ferret's numeric steps run in one torch thread, since
+    multi-threaded CPU kernels round differently (this broke bit-equality with Flower's processes)."""
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        for j in ("1", "2"):
+            assert pk("ferret-train", *FAST, "-j", j, "--run-dir", tmp_path / j).exit_code == 0
+    finally:
+        torch.set_num_threads(before)
+    for name in ("history.csv", "model.pt", "summary.json"):
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes(), name

@@ -17,6 +17,7 @@ ends. Messages are aggregated in client order so the float sums do not depend on
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -148,6 +149,25 @@ class ServerState:
         return cls(d["weights"].to(device), None if m is None else m.to(device), int(d["round"]))
 
 
+def _one_thread(method):
+    """Run a numeric step with one torch intra-op thread. Multi-threaded CPU kernels round differently
+    from single-threaded ones, and the same seeds must give the same model bit for bit whatever
+    ``--jobs`` is and wherever the step runs (ferret-train, a Flower ServerApp or a ClientApp)."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        before = torch.get_num_threads()
+        if before == 1:
+            return method(*args, **kwargs)
+        torch.set_num_threads(1)
+        try:
+            return method(*args, **kwargs)
+        finally:
+            torch.set_num_threads(before)
+
+    return wrapper
+
+
 class Federation:
     """A task, a config, and the client/server halves of one algorithm."""
 
@@ -205,6 +225,7 @@ class Federation:
         with torch.no_grad():
             return float(self.task.loss(self.model, batch))
 
+    @_one_thread
     def client_update(self, weights: torch.Tensor, rnd: int, client: int) -> ClientMessage:
         cfg = self.cfg
         gen = torch.Generator().manual_seed(derive_seed(cfg.seed, _BATCH, rnd, client))
@@ -282,6 +303,7 @@ class Federation:
             return out
         return msg.payload.to(self.device)
 
+    @_one_thread
     def aggregate(self, state: ServerState, messages: list[ClientMessage]) -> ServerState:
         """w ← w − server_lr · step, step = mean of decoded (optionally clipped) updates, with momentum."""
         cfg = self.cfg
@@ -319,6 +341,7 @@ class Federation:
             return FLOAT_BYTES * self.dim
         return sum(m.uplink_bytes(self.cfg.alloc) for m in previous)
 
+    @_one_thread
     def evaluate(self, weights: torch.Tensor) -> dict[str, float]:
         self.set_vector(weights)
         self.model.eval()
@@ -326,6 +349,7 @@ class Federation:
         self.model.train()
         return out
 
+    @_one_thread
     def final_metrics(self, weights: torch.Tensor) -> dict[str, float]:
         self.set_vector(weights)
         self.model.eval()
