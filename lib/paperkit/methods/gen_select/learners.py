@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,6 +44,21 @@ def argmax_random(values: np.ndarray, rng: np.random.Generator) -> int:
     best = np.max(values)
     ties = np.flatnonzero(values >= best - 1e-12 * max(1.0, abs(best)))
     return int(ties[0] if len(ties) == 1 else rng.choice(ties))
+
+
+@dataclass(frozen=True)
+class LearnerSettings:
+    """The learners' hyper-parameters: one source of their defaults for gen-select and gen-select-online."""
+
+    kernel: str = "rbf"
+    bandwidth: float = 2.0
+    gamma: float = 1.0
+    poly_degree: int = 3
+    alpha: float = 1.0
+    eta: str | float = "auto"
+    delta: float = 0.05
+    rff_dim: int = 200
+    rff_variant: str = "cos"
 
 
 class Learner(ABC):

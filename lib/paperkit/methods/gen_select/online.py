@@ -24,25 +24,16 @@ import numpy as np
 
 from paperkit.core.errors import InputError, UsageError
 from paperkit.methods.gen_select.kernels import Kernel
-from paperkit.methods.gen_select.learners import LEARNERS, Learner, eta_formula, make_learner
+from paperkit.methods.gen_select.learners import LEARNERS, Learner, LearnerSettings, eta_formula, make_learner
 from paperkit.methods.gen_select.simulate import learner_seed
 
 STATE_VERSION = 1
 
 
 @dataclass(frozen=True)
-class OnlineSettings:
+class OnlineSettings(LearnerSettings):
     learner: str = "pak-ucb"
     models: tuple[str, ...] | None = None
-    kernel: str = "rbf"
-    bandwidth: float = 2.0
-    gamma: float = 1.0
-    poly_degree: int = 3
-    alpha: float = 1.0
-    eta: str | float = "auto"
-    delta: float = 0.05
-    rff_dim: int = 200
-    rff_variant: str = "cos"
     horizon: int = 10_000
     seed: int = 0
     save_every: int = 1

@@ -15,7 +15,7 @@ from paperkit.core.errors import InputError, UsageError
 from paperkit.core.progress import progress as default_progress
 from paperkit.methods.gen_select.instances import Instance
 from paperkit.methods.gen_select.kernels import Kernel
-from paperkit.methods.gen_select.learners import LEARNERS
+from paperkit.methods.gen_select.learners import LEARNERS, LearnerSettings
 from paperkit.methods.gen_select.simulate import Hyper
 
 SYNTHETIC = ("switch", "null", "text")
@@ -136,17 +136,8 @@ def text_instance(rng: np.random.Generator, src: Sources, *, models: int = 3, no
 
 # ------------------------------------------------------------------------------------ gen-select
 @dataclass(frozen=True)
-class SelectSettings(InstanceSettings):
+class SelectSettings(InstanceSettings, LearnerSettings):
     learners: tuple[str, ...] = ("pak-ucb", "rff-ucb", "lin-ucb", "greedy", "random", "oracle")
-    kernel: str = "rbf"
-    bandwidth: float = 2.0
-    gamma: float = 1.0
-    poly_degree: int = 3
-    alpha: float = 1.0
-    eta: str | float = "auto"
-    delta: float = 0.05
-    rff_dim: int = 200
-    rff_variant: str = "cos"
     horizon: int = 2000
     runs: int = 5
     add_model_at: int | None = None
