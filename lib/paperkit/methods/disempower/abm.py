@@ -44,6 +44,7 @@ from paperkit.methods.disempower.dynamics import (
     _trigger,
     derivatives,
     initial_state,
+    update_crossing,
 )
 from paperkit.methods.disempower.registry import N_SYSTEMS, SYSTEMS
 
@@ -158,12 +159,7 @@ def simulate_abm(model: Model, horizon: float, dt: float = 0.25, *, population: 
         hii_hist[:, step] = hii
         first = obs if first is None else first
         hii_min = np.minimum(hii_min, hii)
-        if prev_hii is not None:
-            newly = np.isnan(crossing) & (hii < theta) & (prev_hii >= theta)
-            frac = np.where(newly, (prev_hii - theta) / np.maximum(prev_hii - hii, EPS), 0.0)
-            crossing = np.where(newly, t - dt + frac * dt, crossing)
-        else:
-            crossing = np.where(hii < theta, 0.0, crossing)
+        crossing = update_crossing(crossing, prev_hii, hii, theta, t, dt)
         prev_hii = hii
         for k, v in (("c", obs["c"]), ("a", a), ("A", A), ("K", K), ("q", q), ("force", eff.force)):
             traj[k].append(v.copy())

@@ -300,12 +300,7 @@ def simulate(model: Model, horizon: float, dt: float = 0.25, *, seed: int | None
         if first is None:
             first = obs
         hii_min = np.minimum(hii_min, hii)
-        if prev_hii is not None:
-            newly = np.isnan(crossing) & (hii < theta) & (prev_hii >= theta)
-            frac = np.where(newly, (prev_hii - theta) / np.maximum(prev_hii - hii, EPS), 0.0)
-            crossing = np.where(newly, t - dt + frac * dt, crossing)
-        else:
-            crossing = np.where(hii < theta, 0.0, crossing)
+        crossing = update_crossing(crossing, prev_hii, hii, theta, t, dt)
         prev_hii = hii
         if traj is not None:
             for k, v in (("c", obs["c"]), ("a", a), ("A", A), ("K", K), ("q", q), ("force", eff.force)):
@@ -430,3 +425,13 @@ def trajectory_rows(res: Result, draw: int = 0) -> list[dict[str, Any]]:
         r["active"] = "+".join(active)
         rows.append(r)
     return rows
+
+
+def update_crossing(crossing: np.ndarray, prev_hii: np.ndarray | None, hii: np.ndarray, theta: float, t: float,
+                    dt: float) -> np.ndarray:
+    """First time HII falls below θ, per draw, interpolated linearly within the step (NaN: not yet)."""
+    if prev_hii is None:
+        return np.where(hii < theta, 0.0, crossing)
+    newly = np.isnan(crossing) & (hii < theta) & (prev_hii >= theta)
+    frac = np.where(newly, (prev_hii - theta) / np.maximum(prev_hii - hii, EPS), 0.0)
+    return np.where(newly, t - dt + frac * dt, crossing)
