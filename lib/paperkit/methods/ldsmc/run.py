@@ -17,6 +17,7 @@ import numpy as np
 
 from paperkit.core import io
 from paperkit.core.errors import InputError, UsageError
+from paperkit.methods.ldsmc.restore import RestoreParams as _SAMPLER
 
 CLASSIFIER_FILE = "classifier.npz"
 TIMING_KEYS = ("seconds", "seconds_per_image")
@@ -270,19 +271,20 @@ class ProblemSettings:
     box_left: int | None = None
     random_box: bool = False
     missing: float = 0.7
-    particles: int = 8
-    steps: int = 25
-    s: int = 66
-    kappa1: float = 0.5  # tuned for 25 steps on the digits prior; the paper's code: 1.0, 2.5, 0.75 at 1000 steps
-    kappa2: float = 0.5
-    rho: float = 0.25
-    gibbs: int = 1
-    loglik: str = "mean"
-    aux_var: str = "schedule"
-    refine_iters: int = 0
-    lsq_iters: int = 300
-    zeta: float = 0.5
-    gamma: float = 0.1
+    # the sampler: defaults are the library's RestoreParams (one source; restore.py says why)
+    particles: int = _SAMPLER.particles
+    steps: int = _SAMPLER.steps
+    s: int = _SAMPLER.s
+    kappa1: float = _SAMPLER.kappa1
+    kappa2: float = _SAMPLER.kappa2
+    rho: float = _SAMPLER.rho
+    gibbs: int = _SAMPLER.gibbs
+    loglik: str = _SAMPLER.loglik
+    aux_var: str = _SAMPLER.aux_var
+    refine_iters: int = _SAMPLER.refine_iters
+    lsq_iters: int = _SAMPLER.lsq_iters
+    zeta: float = _SAMPLER.zeta
+    gamma: float = _SAMPLER.gamma
     seed: int = 0
     device: str = "auto"
     max_memory_gb: float | None = None
