@@ -39,14 +39,14 @@ demo: $(STAMP)  ## a short end-to-end run of every available command
 	done
 	@echo "== demo finished" >&2
 
-test: $(STAMP) lint  ## lint, then the whole test suite
-	$(BIN)/pytest -m "not timing" $(PYTEST_ARGS)
+test: $(STAMP) lint  ## lint, then the test suite CI runs (all but heavy and timing tests)
+	$(BIN)/pytest -m "not timing and not heavy" $(PYTEST_ARGS)
 
-test-quick: $(STAMP)  ## the test suite without tests marked slow or timing
-	$(BIN)/pytest -m "not slow and not timing" $(PYTEST_ARGS)
+test-quick: $(STAMP)  ## the test suite without tests marked slow, heavy or timing
+	$(BIN)/pytest -m "not slow and not heavy and not timing" $(PYTEST_ARGS)
 
-test-slow: $(STAMP)  ## only the tests marked slow (minutes of training; not in CI's quick subset)
-	$(BIN)/pytest -m slow $(PYTEST_ARGS)
+test-slow: $(STAMP)  ## the tests marked slow or heavy (heavy: minutes of training, never in CI)
+	$(BIN)/pytest -m "slow or heavy" $(PYTEST_ARGS)
 
 test-timing: $(STAMP)  ## only the wall-clock ratio tests, best run on a quiet machine
 	$(BIN)/pytest -m timing $(PYTEST_ARGS)
