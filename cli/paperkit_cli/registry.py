@@ -91,7 +91,7 @@ PAPERS: tuple[Paper, ...] = (
 )
 
 # Commands that belong to paperkit itself rather than to a paper.
-TOOL_COMMANDS: tuple[str, ...] = ("papers", "completion", "man")
+TOOL_COMMANDS: tuple[str, ...] = ("papers", "completion", "man", "reproduce")
 
 COMMANDS: tuple[str, ...] = TOOL_COMMANDS + tuple(c for p in PAPERS for c in p.commands)
 PAPER_OF: dict[str, Paper] = {c: p for p in PAPERS for c in p.commands}

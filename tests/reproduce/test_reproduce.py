@@ -1,0 +1,130 @@
+"""paperkit reproduce: verdicts from numbers, resume after an interrupt, one real claim, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paperkit.core.runs import RunDir
+from paperkit.reproduce import criteria, runner
+from paperkit.reproduce.criteria import Interval, Order, RatioAtLeast, RatioAtMost, SeedTest
+from paperkit.reproduce.registry import Claim
+
+# ------------------------------------------------------------------------------ criteria, synthetic
+SEEDS3 = [{"a": 1.0, "b": 2.0}, {"a": 1.5, "b": 2.5}, {"a": 3.0, "b": 2.0}]
+
+
+def test_unmeetable_criterion_does_not_hold():
+    assert Interval("a", 100.0, 101.0).verdict(SEEDS3).verdict == criteria.FAILS
+    assert RatioAtLeast("a", "b", 1e6).verdict(SEEDS3).verdict == criteria.FAILS
+
+
+def test_value_inside_interval_holds():
+    v = Interval("a", 1.0, 2.0).verdict(SEEDS3)  # mean 1.83
+    assert v.verdict == criteria.HOLDS and "1.833" in v.reason
+
+
+def test_order_on_some_seeds_is_partly():
+    assert Order("a", "b").verdict(SEEDS3).verdict == criteria.PARTLY
+    assert Order("a", "b").verdict(SEEDS3[:2]).verdict == criteria.HOLDS
+    assert Order("a", "b", higher_is_better=True).verdict(SEEDS3[:2]).verdict == criteria.FAILS
+
+
+def test_ratio_and_seed_test():
+    assert RatioAtMost("a", "b", 1.0).verdict(SEEDS3).verdict == criteria.HOLDS  # 1.83/2.17
+    clear = [{"x": 10.0 + i, "y": 1.0 + 0.1 * i} for i in range(5)]
+    assert SeedTest("x", "y", higher_is_better=True, confidence=0.95).verdict(clear).verdict == criteria.HOLDS
+    noisy = [{"x": 1.1, "y": 1.0}, {"x": 0.9, "y": 1.05}, {"x": 1.2, "y": 1.0}]
+    assert SeedTest("x", "y", higher_is_better=True, confidence=0.95).verdict(noisy).verdict == criteria.PARTLY
+
+
+# ---------------------------------------------------------------- runner, synthetic claims via scripts
+SCRIPT = """import json, os, sys
+out, seed, marker = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+if marker != "-" and not os.path.exists(marker):
+    sys.stderr.write("simulated crash: no marker\\n"); sys.exit(4)
+json.dump({"v": 1.0 + seed, "w": 5.0}, open(os.path.join(out, "m.json"), "w"))
+"""
+
+
+def _measure(d: Path) -> dict:
+    return json.loads((d / "m.json").read_text())
+
+
+def _claim(tmp_path: Path, cid: str, criterion, marker: str = "-") -> Claim:
+    script = tmp_path / "step.py"
+    script.write_text(SCRIPT)
+    return Claim(cid, "conformal-cv", "synthetic", "nowhere", "-", ((str(script), "{dir}", "{seed}", marker),),
+                 _measure, criterion, seeds=(0, 1))
+
+
+def _stable(results):
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in results]
+
+
+def test_resume_after_interrupt_gives_the_same_report(tmp_path):
+    marker = tmp_path / "marker"
+    claims = [_claim(tmp_path, "syn/ok", Interval("v", 0.0, 10.0)),
+              _claim(tmp_path, "syn/crashy", Order("v", "w"), marker=str(marker))]
+    run = RunDir(tmp_path / "r").prepare({"x": 1}, command="reproduce")
+    first = runner.run_claims(claims, run, "quick", jobs=2, is_command=lambda c: True)
+    assert [r["verdict"] for r in first] == [criteria.HOLDS, criteria.ERROR]
+    assert "simulated crash" in first[1]["reason"]
+    marker.write_text("")
+    ok_checkpoint = run.checkpoint_path("claim-syn--ok.json")
+    mtime = ok_checkpoint.stat().st_mtime_ns
+    resumed_run = RunDir(tmp_path / "r", resume=True).prepare({"x": 1}, command="reproduce")
+    resumed = runner.run_claims(claims, resumed_run, "quick", is_command=lambda c: True)
+    assert ok_checkpoint.stat().st_mtime_ns == mtime  # the finished claim was loaded, not rerun
+    fresh = runner.run_claims(claims, RunDir(tmp_path / "f").prepare({"x": 1}, command="reproduce"), "quick",
+                              is_command=lambda c: True)
+    assert _stable(resumed) == _stable(fresh)
+    assert [r["verdict"] for r in resumed] == [criteria.HOLDS, criteria.HOLDS]  # v = 1, 2 < w = 5 on both seeds
+
+
+def test_not_built_tool_is_not_run(tmp_path):
+    c = _claim(tmp_path, "syn/x", Interval("v", 0.0, 1.0))
+    c2 = Claim("syn/y", "conformal-cv", "s", "w", "-", (("no-such-tool", "--x"),), _measure, c.criterion)
+    run = RunDir(tmp_path / "r").prepare({}, command="reproduce")
+    (r,) = runner.run_claims([c2], run, "quick")
+    assert r["verdict"] == criteria.NOT_RUN and "tool not built" in r["reason"]
+    md = runner.markdown([r], mode="quick")
+    assert "not run (tool not built" in md
+
+
+# ----------------------------------------------------------------------------------- the command
+def test_one_real_claim_end_to_end_and_resume(pk, tmp_path):
+    res = pk("reproduce", "disempower/mitigation", "--run-dir", tmp_path / "r", "-j", "1")
+    assert res.exit_code == 0, res.stderr
+    assert "disempower/mitigation" in res.stdout and "| holds |" in res.stdout
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["claims"][0]["verdict"] == criteria.HOLDS
+    assert (tmp_path / "r" / "report.md").is_file() and (tmp_path / "r" / "figures").is_dir()
+    again = pk("reproduce", "disempower/mitigation", "--run-dir", tmp_path / "r", "--resume")
+    assert again.exit_code == 0, again.stderr
+    assert json.loads((tmp_path / "r" / "report.json").read_text())["claims"] == report["claims"]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["no-such-paper", "--run-dir", "X"], "unknown paper or claim 'no-such-paper'"),
+    (["conformal/nope", "--run-dir", "X"], "unknown paper or claim"),
+    (["--quick", "--full", "--run-dir", "X"], "exclusive"),
+    (["conformal"], "missing --run-dir"),
+])
+def test_bad_input_is_one_line_exit_2(pk, tmp_path, args, needle):
+    args = [str(tmp_path / a) if a == "X" else a for a in args]
+    res = pk("reproduce", *args)
+    assert res.exit_code == 2
+    assert needle in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "X").exists()
+
+
+def test_list_prints_every_claim(pk):
+    res = pk("reproduce", "--list")
+    assert res.exit_code == 0
+    from paperkit.reproduce.registry import load
+
+    assert {line.split("\t")[0] for line in res.stdout.splitlines()} == {c.id for c in load()}
