@@ -1072,6 +1072,35 @@ _paperkit_papers_completion_setup() {
 
 _paperkit_papers_completion_setup;
 
+_paperkit_reproduce_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_REPRODUCE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_reproduce_completion_setup() {
+    complete -o nosort -F _paperkit_reproduce_completion paperkit-reproduce
+}
+
+_paperkit_reproduce_completion_setup;
+
 _paperkit_sr_apo_compare_completion() {
     local IFS=$'\n'
     local response

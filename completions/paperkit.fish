@@ -665,6 +665,24 @@ end;
 
 complete --no-files --command paperkit-papers --arguments "(_paperkit_papers_completion)";
 
+function _paperkit_reproduce_completion;
+    set -l response (env _PAPERKIT_REPRODUCE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-reproduce);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-reproduce --arguments "(_paperkit_reproduce_completion)";
+
 function _paperkit_sr_apo_compare_completion;
     set -l response (env _PAPERKIT_SR_APO_COMPARE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-sr-apo-compare);
 

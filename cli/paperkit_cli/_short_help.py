@@ -38,6 +38,7 @@ SHORT_HELP = {
     'mvml-make': (True, 'Write a built-in multi-view multi-label dataset as .npy arrays.'),
     'mvml-predict': (True, 'Score new views with a model.npz from mvml-fit.'),
     'papers': (True, 'List the papers and the commands that implement them.'),
+    'reproduce': (True, "Run the papers' headline claims and say whether each holds."),
     'sr-apo-compare': (True, 'Per-length R² gap of other SR models against an APO front.'),
     'sr-apo-front': (True, 'Merge run summaries into APO fronts (strict-improvement rule).'),
     'sr-apo-search': (True, 'Absolute Pareto-optimal SR front of a dataset by exhaustive search.'),
