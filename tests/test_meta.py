@@ -105,7 +105,7 @@ TORCH = {"kd-rank", "kd-rank-diag", "ferret-train", "ferret-recon", "ferret-serv
          "ldsmc-restore", "ldsmc-bench", "mm-prefill", "mm-prefill-search", "mm-prefill-bench", "cogmath-eval",
          "gen-select-embed"}
 # Commands without --seed: they draw no random numbers, or must not be seeded (everything else takes --seed).
-DETERMINISTIC = {"papers", "completion", "man", "cogmath-report", "sr-apo-front", "sr-apo-compare", "mvml-predict",
+DETERMINISTIC = {"papers", "completion", "man", "reproduce", "cogmath-report", "sr-apo-front", "sr-apo-compare", "mvml-predict",
                  "bandit-bound", "disempower-explain", "kd-rank-diag",
                  "ferret-certs",  # draws keys from the OS's CSPRNG: a seed would make them guessable
                  "ferret-client",  # takes every seed from the server's run

@@ -128,3 +128,21 @@ def test_list_prints_every_claim(pk):
     from paperkit.reproduce.registry import load
 
     assert {line.split("\t")[0] for line in res.stdout.splitlines()} == {c.id for c in load()}
+
+
+def test_docs_block_replaced_in_place_and_idempotent(tmp_path):
+    from paperkit.reproduce import docs
+
+    (tmp_path / "examples" / "syn").mkdir(parents=True)
+    (tmp_path / "README.md").write_text("# x\n\n## Reproducing the papers\n\n" + docs.BEGIN + "\nold\n" + docs.END + "\n\n## Next\n")
+    (tmp_path / "examples" / "syn" / "README.md").write_text("# syn\n\nhand-written table\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = [{"id": "syn/a", "where": "Tab. 1", "paper_value": "1", "metric": "v", "ours_mean": 1.0, "ours_se": 0.1,
+             "seeds": [0, 1], "verdict": "holds", "reason": "r", "seconds": 3.0}]
+    (run / "report.json").write_text(json.dumps({"mode": "quick", "total_seconds": 3.0, "claims": rows}))
+    assert len(docs.update(run, tmp_path)) == 2
+    top = (tmp_path / "README.md").read_text()
+    assert "\nold\n" not in top and "| syn/a |" in top and top.endswith("## Next\n")
+    assert "hand-written table" in (tmp_path / "examples" / "syn" / "README.md").read_text()
+    assert docs.update(run, tmp_path) == []  # a second pass changes nothing
