@@ -146,3 +146,16 @@ def test_docs_block_replaced_in_place_and_idempotent(tmp_path):
     assert "\nold\n" not in top and "| syn/a |" in top and top.endswith("## Next\n")
     assert "hand-written table" in (tmp_path / "examples" / "syn" / "README.md").read_text()
     assert docs.update(run, tmp_path) == []  # a second pass changes nothing
+
+
+def test_strict_exits_1_only_when_a_claim_does_not_hold(pk, tmp_path, monkeypatch):
+    from paperkit.reproduce import registry
+
+    impossible = _claim(tmp_path, "syn/impossible", Interval("v", 100.0, 101.0))
+    monkeypatch.setattr(registry, "load", lambda packages=None: [impossible])
+    monkeypatch.setattr(registry, "_is_command", lambda name: True)
+    res = pk("reproduce", "syn/impossible", "--run-dir", tmp_path / "a")
+    assert res.exit_code == 0 and "| does not hold |" in res.stdout
+    res = pk("reproduce", "syn/impossible", "--run-dir", tmp_path / "a", "--resume", "--strict")
+    assert res.exit_code == 1
+    assert json.loads((tmp_path / "a" / "report.json").read_text())["claims"][0]["verdict"] == criteria.FAILS

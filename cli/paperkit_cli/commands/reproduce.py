@@ -87,7 +87,7 @@ def _run(chosen: list, claims: list, selection: tuple[str, ...], mode: str, run_
     from paperkit.reproduce import criteria, runner
     from paperkit_cli import runtime
 
-    run = runtime.start_run(run_dir, resume=resume, force=force,
+    run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("strict", "list_only"),
                             extra={"claims": [c.id for c in chosen]})
     jobs = jobs or (os.cpu_count() or 1)
     t0 = time.perf_counter()
