@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from paperkit.methods.symeq import diagram, orbit
-from paperkit.methods.symeq.symtensor import pack, symmetrize, unpack
+from paperkit.methods.symeq.symtensor import pack, packed_size, symmetrize, unpack
 
 BASES = ("diagram", "orbit")
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "square": torch.square}
@@ -56,24 +56,48 @@ class _InvariantBias(nn.Module):
         return torch.einsum("om,m...->o...", self.weight, pats_t)
 
 
+EXECUTIONS = ("auto", "einsum", "gather")
+GATHER_MAX_ELEMENTS = 4_000_000  # packed weight matrix size up to which one gather + matmul beats the maps
+
+
+@lru_cache(maxsize=64)
+def diagram_coefficients(k: int, l: int, n: int) -> np.ndarray:
+    """[L, L_n]: op_λ (diagram, all labels) = Σ_μ coef[λ, μ] · n^{-p_μ} X_μ (orbit, labels present at n).
+    From D_λ = Σ_μ C[λ, μ] X_μ with op_λ = n^{-p_λ} D_λ / |orbit λ|."""
+    labels, present = orbit.orbit_labels(k, l), orbit.orbit_labels(k, l, n)
+    order, C = diagram.change_of_basis(k, l)
+    pos = {lab: i for i, lab in enumerate(order)}
+    coef = np.zeros((len(labels), len(present)))
+    for a, lam in enumerate(labels):
+        scale = float(n) ** -orbit.pure_input_parts(lam) / diagram.orbit_size(lam, k, l)
+        for b, mu in enumerate(present):
+            coef[a, b] = scale * C[pos[lam], pos[mu]] * float(n) ** orbit.pure_input_parts(mu)
+    return coef
+
+
 class SymEquivariantLinear(nn.Module):
     """Σ_λ W_λ · op_λ(x) + invariant bias, for symmetric x [B, C_in, n^k] → symmetric [B, C_out, n^l].
 
-    ``basis="diagram"``: op_λ = sym(D_π(x)) / n^{#contractions}, applied by einsum without matrices; the
-    λ range over all labels and work at any n. ``basis="orbit"``: op_μ = X_μ / n^{#contractions} gathered
-    into a packed matrix; labels with more parts than n do not exist at that n and are dropped (warned)."""
+    ``basis="diagram"``: op_λ = sym(D_π(x)) / n^{#contractions}; the λ range over all labels and mean the
+    same map at every n (size transfer). ``basis="orbit"``: op_μ = X_μ / n^{#contractions}; labels with more
+    parts than n do not exist at that n and are dropped (warned). ``execution``: "einsum" applies the
+    diagram maps without matrices; "gather" builds the packed weight matrix from int32 gather indices (for
+    the diagram basis through the exact change of basis); "auto" gathers while that matrix is small."""
 
-    def __init__(self, k: int, l: int, c_in: int, c_out: int, basis: str = "diagram", bias: bool = True):
+    def __init__(self, k: int, l: int, c_in: int, c_out: int, basis: str = "diagram", bias: bool = True,
+                 execution: str = "auto"):
         super().__init__()
-        if basis not in BASES:
-            raise ValueError(f"basis {basis!r}; expected one of {BASES}")
-        self.k, self.l, self.basis = k, l, basis
+        if basis not in BASES or execution not in EXECUTIONS:
+            raise ValueError(f"basis {basis!r}, execution {execution!r}; expected one of {BASES}, {EXECUTIONS}")
+        if basis == "orbit" and execution == "einsum":
+            raise ValueError("the orbit basis runs by gather only")
+        self.k, self.l, self.basis, self.execution = k, l, basis, execution
         self.labels = orbit.orbit_labels(k, l)
         self.weight = nn.Parameter(torch.randn(len(self.labels), c_out, c_in) / np.sqrt(c_in * len(self.labels)))
         self.bias = _InvariantBias(l, c_out) if bias else None
         self._warned: set[int] = set()
 
-    def _diagram(self, x: torch.Tensor) -> torch.Tensor:
+    def _einsum(self, x: torch.Tensor) -> torch.Tensor:
         y = None
         for w, lab in zip(self.weight, self.labels, strict=True):
             z = torch.einsum("oc,bc...->bo...", w, x)
@@ -81,28 +105,44 @@ class SymEquivariantLinear(nn.Module):
             y = term if y is None else y + term
         return symmetrize(y, self.l)
 
-    def orbit_matrix(self, n: int) -> torch.Tensor:
-        """[C_out, C_in, P_out, P_in] packed weight matrix Σ_μ w_μ X_μ / n^{#contractions} at n."""
+    def _present_weights(self, n: int) -> torch.Tensor:
+        """[L_n, C_out, C_in] weights of the n^{-p_μ} X_μ present at n."""
+        if self.basis == "diagram":
+            coef = torch.as_tensor(diagram_coefficients(self.k, self.l, n), dtype=self.weight.dtype,
+                                   device=self.weight.device)
+            return torch.einsum("ab,aoc->boc", coef, self.weight)
         present = orbit.orbit_labels(self.k, self.l, n)
         if len(present) < len(self.labels) and n not in self._warned:
             self._warned.add(n)
             warnings.warn(f"orbit basis at n={n}: {len(self.labels) - len(present)} of {len(self.labels)} labels "
-                          "need more distinct indices than n and are dropped", stacklevel=3)
+                          "need more distinct indices than n and are dropped", stacklevel=4)
         pos = {lab: i for i, lab in enumerate(self.labels)}
+        return self.weight[[pos[lab] for lab in present]]
+
+    def packed_matrix(self, n: int) -> torch.Tensor:
+        """[C_out, C_in, P_out, P_in] weight matrix on packed entries at n."""
+        present = orbit.orbit_labels(self.k, self.l, n)
         scale = torch.tensor([float(n) ** -orbit.pure_input_parts(lab) for lab in present],
                              dtype=self.weight.dtype, device=self.weight.device)
-        w = self.weight[[pos[lab] for lab in present]] * scale[:, None, None]
+        w = self._present_weights(n) * scale[:, None, None]
         g = torch.as_tensor(orbit.gather_indices(self.k, self.l, n), dtype=torch.long, device=w.device)
         return w.permute(1, 2, 0)[:, :, g]
 
-    def _orbit(self, x: torch.Tensor) -> torch.Tensor:
+    def _gather(self, x: torch.Tensor) -> torch.Tensor:
         n = x.shape[-1]
-        y = torch.einsum("bcp,ocqp->boq", pack(x, self.k), self.orbit_matrix(n))
+        y = torch.einsum("bcp,ocqp->boq", pack(x, self.k), self.packed_matrix(n))
         return unpack(y, n, self.l)
+
+    def uses_gather(self, n: int) -> bool:
+        if self.basis == "orbit" or self.execution == "gather":
+            return True
+        c_out, c_in = self.weight.shape[1:]
+        return self.execution == "auto" and c_out * c_in * packed_size(n, self.k) * packed_size(n, self.l) \
+            <= GATHER_MAX_ELEMENTS
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n = x.shape[-1]
-        y = self._diagram(x) if self.basis == "diagram" else self._orbit(x)
+        y = self._gather(x) if self.uses_gather(n) else self._einsum(x)
         if self.bias is not None:
             y = y + self.bias(n, y)[None]
         return y
@@ -132,13 +172,16 @@ class EquivariantNet(nn.Module):
     """k→k hidden layers (entry-wise activation between them), then k→l to one channel; l = 0 is an
     invariant head. ``kind``: "diagram", "orbit" (SymEquivariantLinear) or "maron" (MaronLinear)."""
 
-    def __init__(self, k: int, l: int, hidden: int, layers: int, kind: str = "diagram", activation: str = "relu"):
+    def __init__(self, k: int, l: int, hidden: int, layers: int, kind: str = "diagram", activation: str = "relu",
+                 execution: str = "auto"):
         super().__init__()
         self.k, self.l, self.act = k, l, ACTIVATIONS[activation]
         widths = [1] + [hidden] * layers
 
         def make(ki: int, lo: int, ci: int, co: int) -> nn.Module:
-            return MaronLinear(ki, lo, ci, co) if kind == "maron" else SymEquivariantLinear(ki, lo, ci, co, kind)
+            if kind == "maron":
+                return MaronLinear(ki, lo, ci, co)
+            return SymEquivariantLinear(ki, lo, ci, co, kind, execution=execution)
 
         self.hidden = nn.ModuleList(make(k, k, a, b) for a, b in zip(widths[:-1], widths[1:], strict=True))
         self.head = make(k, l, widths[-1], 1)
@@ -155,7 +198,6 @@ class PackedMLP(nn.Module):
 
     def __init__(self, k: int, l: int, n: int, hidden: int, layers: int, activation: str = "relu"):
         super().__init__()
-        from paperkit.methods.symeq.symtensor import packed_size
         self.k, self.l, self.n, self.act = k, l, n, ACTIVATIONS[activation]
         dims = [packed_size(n, k)] + [hidden] * layers + [packed_size(n, l)]
         self.linears = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:], strict=True))
@@ -174,18 +216,10 @@ def parameter_count(model: nn.Module) -> int:
 
 
 def diagram_to_orbit_weights(layer: SymEquivariantLinear, n: int) -> torch.Tensor:
-    """Weights [L_n, C_out, C_in] of the orbit layer (labels present at n) computing the same map as a
-    diagram layer: op_λ = n^{-p_λ}/|orbit λ| Σ_μ C[λ, μ] X_μ and orbit op_μ = n^{-p_μ} X_μ."""
-    labels, C = diagram.change_of_basis(layer.k, layer.l)
-    pos = {lab: i for i, lab in enumerate(labels)}
-    coeff = np.zeros((len(layer.labels), len(layer.labels)))
-    for a, lam in enumerate(layer.labels):
-        s = float(n) ** -orbit.pure_input_parts(lam) / diagram.orbit_size(lam, layer.k, layer.l)
-        for b, mu in enumerate(layer.labels):
-            coeff[a, b] = s * C[pos[lam], pos[mu]] * float(n) ** orbit.pure_input_parts(mu)
-    c = torch.as_tensor(coeff, dtype=layer.weight.dtype)
-    return torch.einsum("ab,aoc->boc", c, layer.weight.detach())
+    """Weights [L_n, C_out, C_in] of an orbit layer computing the same map at n as a diagram layer."""
+    coef = torch.as_tensor(diagram_coefficients(layer.k, layer.l, n), dtype=layer.weight.dtype)
+    return torch.einsum("ab,aoc->boc", coef, layer.weight.detach())
 
 
 __all__ = ["SymEquivariantLinear", "MaronLinear", "EquivariantNet", "PackedMLP", "integer_partitions",
-           "parameter_count", "diagram_to_orbit_weights"]
+           "parameter_count", "diagram_to_orbit_weights", "diagram_coefficients"]
