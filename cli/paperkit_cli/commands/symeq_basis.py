@@ -1,3 +1,4 @@
+# ruff: noqa: E741  (k and l are the paper's input and output tensor orders)
 """``paperkit symeq-basis``: the exact orbit or diagram basis of S_n-equivariant maps S^k → S^l (Pearce-Crump, ICML 2025)."""
 
 from __future__ import annotations

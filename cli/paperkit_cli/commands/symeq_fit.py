@@ -1,3 +1,4 @@
+# ruff: noqa: E741  (k and l are the paper's input and output tensor orders)
 """``paperkit symeq-fit``: train exact S_n-equivariant networks on symmetric tensors against MLP and Maron baselines (Pearce-Crump, ICML 2025)."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ SETTINGS = "paperkit.methods.symeq.run:FitSettings"
 MODEL_NAMES = ["equivariant", "mlp", "mlp-wide", "mlp-aug", "maron"]
 
 
-@options.command("symeq-fit", short_help="Fit equivariant networks on symmetric tensors vs MLP/Maron: learning curves, size transfer.")
+@options.command("symeq-fit", short_help="Equivariant nets on symmetric tensors vs MLP/Maron (first-principles; no official code).")
 @click.option("--task", type=click.Choice(["A", "B", "C"]), default="B", show_default=True,
               help="A: third-moment tensor -> tanh of invariants (k=3, l=0); B: symmetric A -> y_i = mean_j A_ij^2 "
                    "(k=2, l=1); C: a random equivariant teacher (k=--k, l=--l). Ignored with --data.")
@@ -50,7 +51,7 @@ MODEL_NAMES = ["equivariant", "mlp", "mlp-wide", "mlp-aug", "maron"]
               help="Adam learning rate.")
 @click.option("--teacher-seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
               help="Seed of the task C teacher (the same function at every n and every --seeds).")
-@click.option("--symmetrize", is_flag=True, help="Symmetrise a non-symmetric X from --data instead of refusing it.")
+@click.option("--symmetrize", is_flag=True, default=False, help="Symmetrise a non-symmetric X from --data instead of refusing it.")
 @options.seeds_option()
 @options.device_option
 @options.jobs_option
@@ -77,8 +78,14 @@ def cli(task, data, test_data, k, l, n, n_train, n_test, test_n, sweep, models, 
 
     from paperkit.core import io, plots, tables
     from paperkit.methods.symeq import plots as splots
-    from paperkit.methods.symeq.run import (FitSettings, curve_rows, execute_fit, prepare_fit, summarize,
-                                            transfer_rows)
+    from paperkit.methods.symeq.run import (
+        FitSettings,
+        curve_rows,
+        execute_fit,
+        prepare_fit,
+        summarize,
+        transfer_rows,
+    )
     from paperkit_cli import runtime
 
     s = runtime.settings(FitSettings)

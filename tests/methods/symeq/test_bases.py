@@ -1,3 +1,4 @@
+# ruff: noqa: E741  (k and l are the paper's input and output tensor orders)
 """Orbit and diagram bases against brute force: orbit counts by applying every permutation, diagram maps
 built entry by entry, least-squares change of basis, exact Möbius inverse."""
 
@@ -10,8 +11,16 @@ import pytest
 import torch
 
 from paperkit.methods.symeq import diagram, orbit
-from paperkit.methods.symeq.symtensor import (act, asymmetry, multiplicities, n_from_packed, pack, packed_size,
-                                              symmetrize, unpack)
+from paperkit.methods.symeq.symtensor import (
+    act,
+    asymmetry,
+    multiplicities,
+    n_from_packed,
+    pack,
+    packed_size,
+    symmetrize,
+    unpack,
+)
 
 SPEC_STABLE = {(1, 1): 2, (2, 0): 2, (2, 1): 4, (1, 2): 4, (2, 2): 9, (3, 0): 3, (3, 1): 7, (3, 2): 16,
                (3, 3): 31, (4, 0): 5}

@@ -1,3 +1,4 @@
+# ruff: noqa: E741  (k and l are the paper's input and output tensor orders)
 """Layers: equivariance in fp64, symmetric outputs, orbit = diagram under the change of basis, Maron's
 Bell-number layers, reuse at other n."""
 
@@ -7,8 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from paperkit.methods.symeq.layers import (EquivariantNet, MaronLinear, SymEquivariantLinear, diagram_to_orbit_weights,
-                                           integer_partitions, parameter_count)
+from paperkit.methods.symeq.layers import (
+    EquivariantNet,
+    MaronLinear,
+    SymEquivariantLinear,
+    diagram_to_orbit_weights,
+    integer_partitions,
+    parameter_count,
+)
 from paperkit.methods.symeq.symtensor import act, asymmetry, symmetrize
 from paperkit.methods.symeq.train import permute_batch
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E741  (k and l are the paper's input and output tensor orders)
 """Diagram basis: set partitions of the l output and k input legs as maps applied without matrices.
 
 D_π on full tensors: legs in one block share an index value, blocks are unconstrained. Per block:

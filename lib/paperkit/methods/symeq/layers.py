@@ -1,3 +1,4 @@
+# ruff: noqa: E741  (k and l are the paper's input and output tensor orders)
 """S_n-equivariant layers on symmetric tensors (diagram or orbit basis), networks built from them, and the
 Maron-style full-tensor layer (every set partition, no index symmetry) used as a baseline.
 

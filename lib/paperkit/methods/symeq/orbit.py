@@ -1,3 +1,4 @@
+# ruff: noqa: E741  (k and l are the paper's input and output tensor orders)
 """Orbit basis of the S_n-equivariant maps S^k(R^n) → S^l(R^n).
 
 A pair of multisets (β out, α in), as multiplicity vectors, is fixed up to S_n by its signature: the

@@ -1,3 +1,4 @@
+# ruff: noqa: E741  (k and l are the paper's input and output tensor orders)
 """Orchestration of symeq-basis and symeq-fit: settings (the single source of defaults), prepare (read and
 validate every input before a run dir exists), execute (one ``run.cached`` stage per seed × size × model)."""
 
@@ -5,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -21,10 +23,9 @@ from paperkit.methods.symeq.train import MODELS
 
 MAX_ORDER = 6
 KINDS = ("orbit", "diagram")
-BASES = ("auto", "diagram", "orbit")
+BASES = ("diagram", "orbit")
 MAX_DENSE_ELEMENTS = 50_000_000
 MAX_CHANGE_OF_BASIS_LABELS = 200
-AUTO_ORBIT_ELEMENTS = 4_000_000  # packed weight matrix size up to which the gather beats the einsum maps
 SYMMETRY_TOL = 1e-6
 
 
@@ -122,7 +123,7 @@ class FitSettings:
     test_n: tuple[int, ...] = (4, 8, 10)
     sweep: tuple[int, ...] = ()
     models: tuple[str, ...] = ("equivariant", "mlp", "mlp-aug", "maron")
-    basis: str = "auto"
+    basis: str = "diagram"
     hidden: int = 16
     layers: int = 2
     mlp_width: int = 128
@@ -209,13 +210,6 @@ def read_dataset(path: str, k: int, l: int, symmetrize_ok: bool) -> Dataset:
     return Dataset(X, y, name)
 
 
-def _resolve_basis(s: FitSettings, k: int, l: int, n: int) -> str:
-    if s.basis != "auto":
-        return s.basis
-    elements = s.hidden * s.hidden * packed_size(n, k) * max(packed_size(n, l), packed_size(n, k))
-    return "orbit" if elements <= AUTO_ORBIT_ELEMENTS else "diagram"
-
-
 def prepare_fit(s: FitSettings) -> FitInputs:
     if s.data is None and s.task not in TASKS:
         raise UsageError(f"--task {s.task!r}; expected one of {', '.join(TASKS)}")
@@ -237,7 +231,7 @@ def prepare_fit(s: FitSettings) -> FitInputs:
     sizes = tuple(s.sweep) or (s.n_train,)
     if min(sizes) < 1:
         raise UsageError("training sizes must be at least 1")
-    out = FitInputs(s, k, l, s.n, "", sizes)
+    out = FitInputs(s, k, l, s.n, s.basis, sizes)
     if s.data:
         if s.test_n:
             raise UsageError("--test-n needs generated tasks (other n); with --data pass --test-n ''")
@@ -260,7 +254,6 @@ def prepare_fit(s: FitSettings) -> FitInputs:
                            flag="smaller --hidden, --batch-size or n")
     resources.check_memory(8.0 * (max(sizes) + s.n_test * (1 + len(s.test_n))) * largest_n ** max(k, l),
                            "the generated data", flag="smaller --sweep, --n-test or n")
-    out.basis = _resolve_basis(s, k, l, out.n)
     return out
 
 
@@ -322,8 +315,7 @@ def execute_fit(inputs: FitInputs, run: Any, progress: Any = default_progress) -
             for size in inputs.sizes:
                 for name in s.models:
                     out = run.cached(f"fit-s{seed}-N{size}-{name}",
-                                     lambda name=name, size=size: _fit_one(inputs, name, size, seed, train, tests,
-                                                                           device), fmt="pt")
+                                     partial(_fit_one, inputs, name, size, seed, train, tests, device), fmt="pt")
                     records.append(out["metrics"])
                     if seed == s.seeds[0] and size == inputs.sizes[-1]:
                         states[name] = out["state"]

@@ -1,3 +1,4 @@
+# ruff: noqa: E741  (k and l are the paper's input and output tensor orders)
 """Synthetic tasks on symmetric tensors, generated at any n (the spec's offline stand-ins).
 
 A (invariant, S^3 → R): third-moment tensors M = (1/m) Σ_j z_j^{⊗3}, z_j ~ N(μ, I), μ ~ N(0, 0.5² I) per

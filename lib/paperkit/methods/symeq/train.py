@@ -1,3 +1,4 @@
+# ruff: noqa: E741  (k and l are the paper's input and output tensor orders)
 """Training and evaluation: Adam on MSE over the unique (packed) output entries, minibatches drawn with a
 seeded generator, optional random S_n augmentation (one permutation per sample)."""
 
