@@ -101,8 +101,11 @@ class SymEquivariantLinear(nn.Module):
     def _einsum(self, x: torch.Tensor) -> torch.Tensor:
         y = None
         for w, lab in zip(self.weight, self.labels, strict=True):
-            z = torch.einsum("oc,bc...->bo...", w, x)
-            term = diagram.apply_partition(z, diagram.representative(lab), self.k, self.l)
+            blocks = diagram.representative(lab)
+            if self.k > self.l:  # mix channels on the smaller side: after the map shrinks the tensor
+                term = torch.einsum("oc,bc...->bo...", w, diagram.apply_partition(x, blocks, self.k, self.l))
+            else:
+                term = diagram.apply_partition(torch.einsum("oc,bc...->bo...", w, x), blocks, self.k, self.l)
             y = term if y is None else y + term
         return symmetrize(y, self.l)
 
