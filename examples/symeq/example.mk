@@ -6,7 +6,10 @@ SYMEQ_PY ?= python
 # SYMEQ_ARGS=--sweep 8,32,128,512 gives the reduced run of README.md in minutes
 SYMEQ_ARGS ?=
 
-symeq: $(foreach t,$(SYMEQ_TASKS),symeq/out/curve-$(t)/manifest.json) symeq/out/bench.md
+symeq: symeq/out/table.md symeq/out/bench.md
+
+symeq/out/table.md: $(foreach t,$(SYMEQ_TASKS),symeq/out/curve-$(t)/manifest.json) symeq/table.py
+	$(SYMEQ_PY) symeq/table.py symeq/out > $@.tmp && mv $@.tmp $@
 
 # --resume: an interrupted run continues from its finished fits; a finished one is reused as is.
 symeq/out/curve-%/manifest.json: symeq/configs/curve-%.yaml
