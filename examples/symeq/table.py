@@ -18,7 +18,7 @@ def fmt(mean: str, se: str) -> str:
 
 
 def main(out: Path) -> None:
-    for run in sorted(out.glob("curve-*")):
+    for run in sorted(p.parent for p in out.glob("curve-*/curve.csv")):
         curve = rows(run / "curve.csv")
         models = list(dict.fromkeys(r["model"] for r in curve))
         print(f"\n### {run.name}: test MSE at n = 6\n")
