@@ -1187,3 +1187,61 @@ _paperkit_sr_apo_search_completion_setup() {
 }
 
 _paperkit_sr_apo_search_completion_setup;
+
+_paperkit_symeq_basis_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_SYMEQ_BASIS_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_symeq_basis_completion_setup() {
+    complete -o nosort -F _paperkit_symeq_basis_completion paperkit-symeq-basis
+}
+
+_paperkit_symeq_basis_completion_setup;
+
+_paperkit_symeq_fit_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_SYMEQ_FIT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_symeq_fit_completion_setup() {
+    complete -o nosort -F _paperkit_symeq_fit_completion paperkit-symeq-fit
+}
+
+_paperkit_symeq_fit_completion_setup;

@@ -736,3 +736,39 @@ function _paperkit_sr_apo_search_completion;
 end;
 
 complete --no-files --command paperkit-sr-apo-search --arguments "(_paperkit_sr_apo_search_completion)";
+
+function _paperkit_symeq_basis_completion;
+    set -l response (env _PAPERKIT_SYMEQ_BASIS_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-symeq-basis);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-symeq-basis --arguments "(_paperkit_symeq_basis_completion)";
+
+function _paperkit_symeq_fit_completion;
+    set -l response (env _PAPERKIT_SYMEQ_FIT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-symeq-fit);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-symeq-fit --arguments "(_paperkit_symeq_fit_completion)";

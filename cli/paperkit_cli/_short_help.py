@@ -42,4 +42,6 @@ SHORT_HELP = {
     'sr-apo-compare': (True, 'Per-length R² gap of other SR models against an APO front.'),
     'sr-apo-front': (True, 'Merge run summaries into APO fronts (strict-improvement rule).'),
     'sr-apo-search': (True, 'Absolute Pareto-optimal SR front of a dataset by exhaustive search.'),
+    'symeq-basis': (True, 'Exact orbit/diagram basis of S_n-equivariant maps between symmetric tensors.'),
+    'symeq-fit': (True, 'Equivariant nets on symmetric tensors vs MLP/Maron (first-principles; no official code).'),
 }

@@ -78,7 +78,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("hygma-train", "HYGMA: Hypergraph Coordination Networks with Dynamic Grouping for Multi-Agent "
           "Reinforcement Learning", "Chiqiang Liu, Dazi Li", "2505.07207", ("hygma-train",)),
     Paper("symeq-fit", "Permutation Equivariant Neural Networks for Symmetric Tensors", "Edward Pearce-Crump",
-          "2503.11276", ("symeq-fit",)),
+          "2503.11276", ("symeq-basis", "symeq-fit")),
     Paper("var-approx", "Fundamental Limits of Visual Autoregressive Transformers: Universal Approximation Abilities",
           "Yifang Chen, Xiaoyu Li, Yingyu Liang, Zhenmei Shi, Zhao Song", "2502.06167", ("var-approx",)),
     Paper("kgfm-motif", "How Expressive are Knowledge Graph Foundation Models?",
