@@ -8,7 +8,7 @@ from scipy.stats import spearmanr
 from paperkit.methods.var_approx import targets
 from paperkit.methods.var_approx.train import Problem, fit, fit_seeds, make_data, sliced_wasserstein
 
-SMALL = Problem(width=8, embed=8, steps=30, n_train=128, n_test=64, batch_size=16)
+SMALL = Problem(width=8, embed=8, steps=10, n_train=64, n_test=32, batch_size=16)
 
 
 @pytest.mark.parametrize("lip", [1.0, 4.0, 16.0])
@@ -16,10 +16,9 @@ def test_fourier_lipschitz_estimate_within_20_percent(lip):
     t = targets.fourier_target((2, 2), 4, 8, lip, np.random.default_rng(0))
     est = targets.lipschitz_estimate(t, (2, 2), 4, 2000, np.random.default_rng(1))
     assert 0.8 * lip <= est <= lip * (1 + 1e-9)
-    centre = targets.lipschitz_estimate  # the maximum is reached at the cube's centre
     x = torch.full((1, 2, 2, 4), 0.5, dtype=torch.float64, requires_grad=True)
     jac = torch.autograd.functional.jacobian(lambda v: t(v).reshape(-1), x).reshape(64, -1)
-    assert abs(float(torch.linalg.matrix_norm(jac, ord=2)) - lip) < 1e-9 and centre
+    assert abs(float(torch.linalg.matrix_norm(jac, ord=2)) - lip) < 1e-9    # the maximum, reached at the centre
 
 
 def test_context_pixels_depend_on_two_different_tokens():
@@ -75,7 +74,7 @@ def test_sliced_wasserstein_is_zero_for_equal_sets_and_grows_with_a_shift():
 
 def test_context_needs_attention_small():
     """Scaled-down CI version of the attention claim (the heavy one is below)."""
-    base = dict(target="context", width=32, embed=16, steps=300, n_train=512, n_test=256, dim=2)
+    base = dict(target="context", width=16, embed=16, steps=200, n_train=256, n_test=128, dim=2)
     att = fit(Problem(**base), 0).metrics["test_rmse"]
     no = fit(Problem(**base, ablate="no-attn"), 0).metrics["test_rmse"]
     assert att < no

@@ -51,7 +51,7 @@ def _choice(value: str, allowed: tuple[str, ...], flag: str) -> None:
 def make_problem(s: Any, **over: Any) -> Problem:
     """A validated :class:`Problem` from settings carrying Problem's fields (init and scales as text)."""
     init = pyr.parse_init(s.init)
-    scales = pyr.check_scales(pyr.parse_scales(over.pop("scales", s.scales)), init)
+    scales = pyr.check_scales(pyr.parse_scales(over.pop("scales") if "scales" in over else s.scales), init)
     values = {f.name: getattr(s, f.name) for f in fields(Problem) if hasattr(s, f.name)}
     values.update(init=init, scales=scales, **over)
     p = Problem(**values)
