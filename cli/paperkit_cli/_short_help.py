@@ -41,4 +41,8 @@ SHORT_HELP = {
     'sr-apo-compare': (True, 'Per-length R² gap of other SR models against an APO front.'),
     'sr-apo-front': (True, 'Merge run summaries into APO fronts (strict-improvement rule).'),
     'sr-apo-search': (True, 'Absolute Pareto-optimal SR front of a dataset by exhaustive search.'),
+    'var-approx': (True, 'Fit a one-layer, one-head VAR transformer to a Lipschitz target.'),
+    'var-approx-construct': (True, "Check the proof's quantiser and contextual mapping on a grid."),
+    'var-approx-pyramid': (True, 'Apply the pyramid layer Φ_up to token maps (x.npy → pyramid.npy).'),
+    'var-approx-sweep': (True, 'Sweep VAR transformers over width, L, embed and scales; slopes.'),
 }

@@ -53,7 +53,7 @@ def test_pyramid_equals_an_independent_bicubic():
     x = np.random.default_rng(1).uniform(0, 1, (2, 3, 3, 2))
     maps = pyr.up_pyramid(torch.from_numpy(x), (3, 5, 9), maps=True)
     cur = x
-    for m, side in zip(maps[1:], (5, 9)):
+    for m, side in zip(maps[1:], (5, 9), strict=True):
         k = keys_bicubic_1d(cur.shape[1], side)
         cur = np.einsum("ih,jw,nhwc->nijc", k, k, cur)
         assert np.abs(m.numpy() - cur).max() < 1e-12

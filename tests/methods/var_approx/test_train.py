@@ -40,7 +40,7 @@ def test_vmapped_training_equals_sequential_per_seed():
     p = SMALL
     seq = [fit(p, s, dtype=torch.float64).metrics for s in (0, 1, 2)]
     vm = fit_seeds(p, (0, 1, 2), dtype=torch.float64)
-    for a, b in zip(seq, vm):
+    for a, b in zip(seq, vm, strict=True):
         for k in ("train_rmse", "test_rmse", "test_rel_l2"):
             assert abs(a[k] - b[k]) < 1e-6
     assert seq[0]["test_rmse"] != seq[1]["test_rmse"]

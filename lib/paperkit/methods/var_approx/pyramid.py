@@ -59,7 +59,7 @@ def check_scales(scales: Sequence[int], init: tuple[int, int]) -> tuple[int, ...
     scales = tuple(int(s) for s in scales)
     if not scales:
         raise UsageError("--scales is empty")
-    if any(b <= a for a, b in zip(scales, scales[1:])):
+    if any(b <= a for a, b in zip(scales, scales[1:], strict=False)):
         raise UsageError(f"--scales {','.join(map(str, scales))} must be strictly increasing")
     if scales[0] < max(init):
         raise UsageError(f"--scales starts at {scales[0]}, below the initial {init[0]}x{init[1]} map")

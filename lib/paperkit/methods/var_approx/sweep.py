@@ -32,7 +32,7 @@ def cell_rows(index: int, p: Problem, seeds: Sequence[int], metrics: Sequence[di
     return [{"cell": index, "target": p.target, "lipschitz": p.lipschitz, "width": p.width, "embed": p.embed,
              "scales": "-".join(map(str, p.scales)), "seed": int(s), **{k: m[k] for k in (
                  "train_rmse", "test_rmse", "test_rel_l2", "test_max_error", "parameters", "tokens")}}
-            for s, m in zip(seeds, metrics)]
+            for s, m in zip(seeds, metrics, strict=True)]
 
 
 def slope(widths: np.ndarray, errors: np.ndarray) -> float:
@@ -57,7 +57,7 @@ def slopes(rows: Sequence[dict[str, Any]], *, seed: int = 0, resamples: int = 10
         med = np.array([np.median(e) for e in per])
         boot = [slope(widths, np.array([np.median(rng.choice(e, len(e))) for e in per])) for _ in range(resamples)]
         lo, hi = np.percentile(boot, [2.5, 97.5])
-        out.append({**dict(zip(GROUP, key)), "slope": slope(widths, med), "slope_lo": float(lo),
+        out.append({**dict(zip(GROUP, key, strict=True)), "slope": slope(widths, med), "slope_lo": float(lo),
                     "slope_hi": float(hi), "spearman": float(spearmanr(widths, med)[0]),
                     "rmse_first": float(med[0]), "rmse_last": float(med[-1]),
                     "width_first": int(widths[0]), "width_last": int(widths[-1])})

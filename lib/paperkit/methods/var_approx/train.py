@@ -257,12 +257,12 @@ def fit_seeds(p: Problem, seeds: Sequence[int], *, device: Any = "cpu", dtype: t
         return [fit(p, s, device=device, dtype=dtype, tick=tick).metrics for s in seeds]
     datas = [make_data(p, s, dtype) for s in seeds]
     models = [new_model(p, s, dtype).to(device) for s in seeds]
-    feats = torch.stack([m.features(d.x_train.to(device)) for m, d in zip(models, datas)])
+    feats = torch.stack([m.features(d.x_train.to(device)) for m, d in zip(models, datas, strict=True)])
     y = torch.stack([d.y_train.to(device) for d in datas])
     states = train_vmapped(models, feats, y, p, seeds, tick)
     out = []
-    for model, state, d, f in zip(models, states, datas, feats):
-        model.load_state_dict(state, strict=False)
+    for model, state, d, f in zip(models, states, datas, feats, strict=True):
+        model.load_state_dict(state, strict=True)
         dd = Data(d.x_train.to(device), d.y_train.to(device), d.x_test.to(device), d.y_test.to(device), d.side)
         out.append(_evaluate(model, f, dd, p, 0)[0])
     return out
