@@ -19,13 +19,14 @@ from paperkit_cli.commands._var_approx_common import init_option
               show_default=True, help="a in the rank-1 scores a·u_i·u_j.")
 @click.option("--max-contexts", type=click.IntRange(1, 10_000_000), default=100_000, show_default=True,
               help="Refuse grids with more contexts than this.")
+@options.seed_option
 @options.output_options
-def cli(init, dim, delta, scales, attention_scale, max_contexts, output, fmt, manifest_path):
+def cli(init, dim, delta, scales, attention_scale, max_contexts, seed, output, fmt, manifest_path):
     """Run the constructive proof of Thm 6.6 (as reconstructed; Lemma 5.4) on every input of a δ-grid: a
     fixed ReLU FFN quantises the inputs (exactly, away from bands of width η = δ/10), and one rank-1
     single-head softmax attention layer gives every (token, context) pair an id. Reports whether the ids are
-    distinct on the initial map and on the up-interpolated pyramid, and the smallest gaps. It draws no
-    random numbers beyond a fixed jitter inside the grid cells.
+    distinct on the initial map and on the up-interpolated pyramid, and the smallest gaps. --seed draws
+    the inputs' positions inside their grid cells (each is quantised back to the cell's corner).
 
     Writes one JSON object to --output (default stdout).
 
@@ -41,7 +42,7 @@ def cli(init, dim, delta, scales, attention_scale, max_contexts, output, fmt, ma
 
     size = pyr.parse_init(init)
     sched = pyr.check_scales(pyr.parse_scales(scales), size)
-    report = constructive_check(size, dim, delta, sched, attention_scale=attention_scale, max_contexts=max_contexts)
+    report = constructive_check(size, dim, delta, sched, attention_scale=attention_scale, max_contexts=max_contexts, seed=seed)
     options.report_table([report], [("contexts", "contexts", "d"), ("distinct_before", "distinct (init)", ""),
                                     ("context_gap_before", "gap (init)", ".3g"), ("distinct_after", "distinct (pyramid)", ""),
                                     ("context_gap_after", "gap (pyramid)", ".3g")], title="var-approx-construct")
@@ -49,4 +50,4 @@ def cli(init, dim, delta, scales, attention_scale, max_contexts, output, fmt, ma
         options.echo_data(io.dumps_json(report, indent=None))
     else:
         io.write_json(output, report)
-    runtime.write_manifest(output=output, manifest_path=manifest_path)
+    runtime.write_manifest(output=output, manifest_path=manifest_path, seed=seed)
