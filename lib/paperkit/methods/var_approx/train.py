@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -65,9 +65,7 @@ def make_data(p: Problem, seed: int, dtype: torch.dtype = torch.float32) -> Data
 
 def readout_targets(img: torch.Tensor, p: Problem) -> torch.Tensor:
     """The target of every readout token: the image's pixels (``last``) or its area pyramid (``pyramid``)."""
-    if p.readout == "pyramid" and p.ablate not in ("no-pyramid", "mlp"):
-        return pyr.target_pyramid(img, p.scales, p.init)
-    if p.readout == "pyramid" and p.ablate == "mlp":
+    if p.readout == "pyramid" and p.ablate != "no-pyramid":
         return pyr.target_pyramid(img, p.scales, p.init)
     return img.reshape(img.shape[0], -1, img.shape[-1])
 
@@ -184,7 +182,7 @@ class Fit:
     history: list[dict[str, float]]  # flow: SW distance and sample-mean MSE during training
 
 
-def _evaluate(model, feats_train, data: Data, p: Problem, seed: int) -> tuple[dict[str, Any], torch.Tensor]:
+def _evaluate(model, feats_train, data: Data, p: Problem) -> tuple[dict[str, Any], torch.Tensor]:
     with torch.no_grad():
         tr = error_metrics(model(feats_train), data.y_train, data.side)
         pred = model(model.features(data.x_test))
@@ -219,14 +217,14 @@ def fit(p: Problem, seed: int, *, device: Any = "cpu", dtype: torch.dtype = torc
     if p.head == "flow":
         return _fit_flow(model, feats, data, p, seed, tick)
     losses = train_regress(model, feats, data.y_train, p, seed, tick)
-    metrics, pred = _evaluate(model, feats, data, p, seed)
+    metrics, pred = _evaluate(model, feats, data, p)
     metrics["final_train_loss"] = losses[-1]
     return Fit(metrics, {k: v.detach().cpu() for k, v in model.state_dict().items()}, pred.cpu(), [])
 
 
 def _fit_flow(model, feats, data: Data, p: Problem, seed: int, tick) -> Fit:
     feats_test = model.features(data.x_test)
-    sw_gen, history = torch_generator(seed + 2), []
+    history = []
     monitor_n = min(len(data.x_test), 256)
 
     def samples(n_draws: int, n: int) -> torch.Tensor:
@@ -240,7 +238,6 @@ def _fit_flow(model, feats, data: Data, p: Problem, seed: int, tick) -> Fit:
             "sample_rmse": error_metrics(draw, data.y_test[:monitor_n], data.side)["rmse"]})
 
     train_flow(model, feats, data.y_train, p, seed, monitor, tick)
-    del sw_gen
     mean = samples(8, len(data.x_test)).mean(0)
     te = error_metrics(mean, data.y_test, data.side)
     m = _metrics(te, te, p, parameter_count(model))
@@ -264,7 +261,7 @@ def fit_seeds(p: Problem, seeds: Sequence[int], *, device: Any = "cpu", dtype: t
     for model, state, d, f in zip(models, states, datas, feats, strict=True):
         model.load_state_dict(state, strict=True)
         dd = Data(d.x_train.to(device), d.y_train.to(device), d.x_test.to(device), d.y_test.to(device), d.side)
-        out.append(_evaluate(model, f, dd, p, 0)[0])
+        out.append(_evaluate(model, f, dd, p)[0])
     return out
 
 
@@ -273,4 +270,4 @@ def problem_dict(p: Problem) -> dict[str, Any]:
 
 
 __all__ = ["Problem", "Data", "Fit", "fit", "fit_seeds", "make_data", "new_model", "train_regress",
-           "train_vmapped", "error_metrics", "sliced_wasserstein", "problem_dict", "replace"]
+           "train_vmapped", "error_metrics", "sliced_wasserstein", "problem_dict"]
