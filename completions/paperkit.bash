@@ -1245,3 +1245,119 @@ _paperkit_symeq_fit_completion_setup() {
 }
 
 _paperkit_symeq_fit_completion_setup;
+
+_paperkit_var_approx_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_VAR_APPROX_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_var_approx_completion_setup() {
+    complete -o nosort -F _paperkit_var_approx_completion paperkit-var-approx
+}
+
+_paperkit_var_approx_completion_setup;
+
+_paperkit_var_approx_construct_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_VAR_APPROX_CONSTRUCT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_var_approx_construct_completion_setup() {
+    complete -o nosort -F _paperkit_var_approx_construct_completion paperkit-var-approx-construct
+}
+
+_paperkit_var_approx_construct_completion_setup;
+
+_paperkit_var_approx_pyramid_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_VAR_APPROX_PYRAMID_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_var_approx_pyramid_completion_setup() {
+    complete -o nosort -F _paperkit_var_approx_pyramid_completion paperkit-var-approx-pyramid
+}
+
+_paperkit_var_approx_pyramid_completion_setup;
+
+_paperkit_var_approx_sweep_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_VAR_APPROX_SWEEP_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_var_approx_sweep_completion_setup() {
+    complete -o nosort -F _paperkit_var_approx_sweep_completion paperkit-var-approx-sweep
+}
+
+_paperkit_var_approx_sweep_completion_setup;

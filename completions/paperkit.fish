@@ -772,3 +772,75 @@ function _paperkit_symeq_fit_completion;
 end;
 
 complete --no-files --command paperkit-symeq-fit --arguments "(_paperkit_symeq_fit_completion)";
+
+function _paperkit_var_approx_completion;
+    set -l response (env _PAPERKIT_VAR_APPROX_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-var-approx);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-var-approx --arguments "(_paperkit_var_approx_completion)";
+
+function _paperkit_var_approx_construct_completion;
+    set -l response (env _PAPERKIT_VAR_APPROX_CONSTRUCT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-var-approx-construct);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-var-approx-construct --arguments "(_paperkit_var_approx_construct_completion)";
+
+function _paperkit_var_approx_pyramid_completion;
+    set -l response (env _PAPERKIT_VAR_APPROX_PYRAMID_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-var-approx-pyramid);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-var-approx-pyramid --arguments "(_paperkit_var_approx_pyramid_completion)";
+
+function _paperkit_var_approx_sweep_completion;
+    set -l response (env _PAPERKIT_VAR_APPROX_SWEEP_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-var-approx-sweep);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-var-approx-sweep --arguments "(_paperkit_var_approx_sweep_completion)";

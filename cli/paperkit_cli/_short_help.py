@@ -44,4 +44,8 @@ SHORT_HELP = {
     'sr-apo-search': (True, 'Absolute Pareto-optimal SR front of a dataset by exhaustive search.'),
     'symeq-basis': (True, 'Exact orbit/diagram basis of S_n-equivariant maps between symmetric tensors.'),
     'symeq-fit': (True, 'Equivariant nets on symmetric tensors vs MLP/Maron (first-principles; no official code).'),
+    'var-approx': (True, 'Fit a one-layer, one-head VAR transformer to a Lipschitz target.'),
+    'var-approx-construct': (True, "Check the proof's quantiser and contextual mapping on a grid."),
+    'var-approx-pyramid': (True, 'Apply the pyramid layer Φ_up to token maps (x.npy → pyramid.npy).'),
+    'var-approx-sweep': (True, 'Sweep VAR transformers over width, L, embed and scales; slopes.'),
 }

@@ -1,0 +1,94 @@
+"""var-approx commands: outputs, same seed same bytes, shards = unsharded, exit codes for bad input."""
+
+import json
+
+import numpy as np
+import pytest
+
+COMMON = ["--steps", "5", "--n-train", "32", "--n-test", "16", "--batch-size", "8", "--device", "cpu", "-q"]
+TINY = [*COMMON, "--width", "4", "--embed", "4"]
+
+
+def test_fit_writes_outputs_and_same_seed_same_metrics(pk, tmp_path):
+    for name in ("a", "b"):
+        r = pk("var-approx", *TINY, "--mask", "block", "--run-dir", tmp_path / name)
+        assert r.exit_code == 0, r.stderr
+        assert json.loads(r.stdout)["tokens"] == 84
+    a, b = (tmp_path / n / "metrics.json" for n in ("a", "b"))
+    assert a.read_bytes() == b.read_bytes()
+    m = json.loads(a.read_text())
+    assert {"train_rmse", "test_rmse", "test_rel_l2", "test_max_error", "parameters", "attention_pairs"} <= set(m)
+    assert m["attention_pairs"] == 4 * 4 + 16 * 20 + 64 * 84        # block mask: scales <= own
+    for f in ("model.pt", "pred_grid.png", "manifest.json"):
+        assert (tmp_path / "a" / f).is_file()
+
+
+def test_flow_head_writes_history(pk, tmp_path):
+    r = pk("var-approx", *TINY, "--head", "flow", "--run-dir", tmp_path / "f")
+    assert r.exit_code == 0, r.stderr
+    m = json.loads((tmp_path / "f" / "metrics.json").read_text())
+    assert "sample_mean_mse" in m and (tmp_path / "f" / "flow_history.csv").is_file()
+
+
+def test_pyramid_and_construct(pk, tmp_path):
+    x = np.random.default_rng(0).uniform(size=(3, 2, 2, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    r = pk("var-approx-pyramid", "--input", tmp_path / "x.npy", "--scales", "2,4,8", "-o", tmp_path / "p.npy")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["tokens"] == 84 and np.load(tmp_path / "p.npy").shape == (3, 84, 4)
+    r = pk("var-approx-construct", "--init", "2x2", "--dim", "1", "--delta", "0.25", "-q")
+    assert r.exit_code == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["distinct_before"] and rep["distinct_after"]
+
+
+def test_merged_shards_equal_unsharded_sweep(pk, tmp_path):
+    args = ["var-approx-sweep", "--widths", "4,8", "--lipschitz", "1,2", "--seeds", "0,1", "--embeds", "4", *COMMON]
+    assert pk(*args, "--run-dir", tmp_path / "all").exit_code == 0
+    for k in (1, 2):
+        assert pk(*args, "--shard", f"{k}/2", "--run-dir", tmp_path / f"s{k}").exit_code == 0
+    r = pk(*args, "--merge", tmp_path / "s1", "--merge", tmp_path / "s2", "--run-dir", tmp_path / "m")
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "m" / "sweep.csv").read_bytes() == (tmp_path / "all" / "sweep.csv").read_bytes()
+    assert (tmp_path / "m" / "summary.json").read_bytes() == (tmp_path / "all" / "summary.json").read_bytes()
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (["var-approx", "--scales", "4,2,8"], 2, "increasing"),
+    (["var-approx", "--scales", "1,4,8"], 2, "below the initial"),
+    (["var-approx", "--init", "2by2"], 2, "HxW"),
+    (["var-approx", "--width", "0"], 2, "--width"),
+    (["var-approx", "--embed", "-1"], 2, "--embed"),
+    (["var-approx", "--steps", "0"], 2, "--steps"),
+    (["var-approx", "--lipschitz", "0"], 2, "--lipschitz"),
+    (["var-approx", "--lipschitz", "nan"], 2, "--lipschitz"),
+    (["var-approx", "--target", "digits", "--pca-dim", "9"], 2, "--pca-dim"),
+    (["var-approx", "--target", "digits", "--pca-dim", "1"], 2, "--pca-dim"),
+    (["var-approx", "--target", "nope"], 2, "--target"),
+    (["var-approx", "--ablate", "nope"], 2, "--ablate"),
+    (["var-approx", "--width", "10000000"], 2, "--width"),
+    (["var-approx-sweep", "--shard", "3/2"], 2, "K <= N"),
+    (["var-approx-sweep", "--shard", "x"], 2, "K/N"),
+    (["var-approx-sweep", "--targets", "nope"], 2, "nope"),
+    (["var-approx-sweep", "--merge", "no-such-dir"], 3, "no-such-dir"),
+    (["var-approx-construct", "--delta", "0.3"], 2, "1/k"),
+])
+def test_bad_options(pk, tmp_path, args, code, words):
+    run_dir = tmp_path / "run"
+    extra = [] if args[0] == "var-approx-construct" else ["--run-dir", run_dir]
+    r = pk(*args, *extra)
+    assert r.exit_code == code, (r.exit_code, r.stderr)
+    assert words in r.stderr and r.stderr.count("\n") == 1
+    assert not run_dir.exists() or args[1] == "--merge"
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda p: np.save(p, np.ones((2, 2))), "rank"),
+    (lambda p: np.save(p, np.full((1, 2, 2, 1), np.nan)), "NaN"),
+    (lambda p: p.write_bytes(b"\x93NUMPY\x01"), "x.npy"),
+])
+def test_bad_pyramid_input(pk, tmp_path, make, words):
+    make(tmp_path / "x.npy")
+    r = pk("var-approx-pyramid", "--input", tmp_path / "x.npy", "-o", tmp_path / "p.npy")
+    assert r.exit_code == 3, r.stderr
+    assert words in r.stderr
