@@ -37,7 +37,7 @@ class FitConfig:
     end_temp: float = 0.3
     combiner_temp: float = 0.6
     rule_l1: float = 0.001
-    len_entropy: float = 0.01      # LEN's entropy penalty on the channel relevances α (pushes one choice)
+    len_entropy: float = 0.1       # LEN's entropy penalty on the channel relevances α (pushes one choice)
     constant_feature: bool = False
     average_edge_attn: str = "mean"
 
