@@ -57,7 +57,7 @@ def prepare_gen(settings: GenSettings) -> GenSettings:
     _choice(settings.ood, ("none", "large", "er"), "--ood")
     if settings.ood != "none" and settings.dataset != "motif":
         raise UsageError("--ood applies to --dataset motif only")
-    check_memory(settings.n_graphs * (250 if settings.ood == "large" else 100) * 40.0, "the generated graphs")
+    check_graph_memory(settings.n_graphs, 200 if settings.ood == "large" else NODES_PER_GRAPH[settings.dataset])
     return settings
 
 
@@ -123,11 +123,24 @@ class FitResult:
     splits: dict[str, np.ndarray]
 
 
+NODES_PER_GRAPH = {"redblue": 56, "topofeature": 47, "motif": 20}   # generators' mean sizes
+
+
+def check_graph_memory(n_graphs: int, nodes_per_graph: float, hidden: int = 0, batch_size: int = 0) -> None:
+    """Refuse, before generating or training, data or activations that cannot fit: ~4 directed edges per node,
+    and per batch two 3-layer GINs keeping about 12 node- and edge-sized activations of width ``hidden``."""
+    nodes = n_graphs * nodes_per_graph
+    check_memory(nodes * (4 * 16 + 40), "the graphs")
+    if hidden:
+        check_memory(min(batch_size, n_graphs) * nodes_per_graph * 5 * hidden * 4 * 12, "training activations")
+
+
 def load_graphs(data: str | None, synthetic: str | None, n_graphs: int, seed: int) -> tuple[GraphSet, str]:
     if (data is None) == (synthetic is None):
         raise UsageError("give exactly one of --data FILE|DIR and --synthetic NAME")
     if synthetic is not None:
         _choice(synthetic, SYNTHETIC, "--synthetic")
+        check_graph_memory(n_graphs, NODES_PER_GRAPH[synthetic])
         return generate(synthetic, n_graphs, seed), f"synthetic:{synthetic}"
     return load_data(data), str(data)
 
@@ -140,6 +153,8 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     _choice(s.average_edge_attn, ("mean", "none"), "--average-edge-attn")
     if not s.seeds:
         raise UsageError("--seeds is empty")
+    if s.synthetic in NODES_PER_GRAPH:
+        check_graph_memory(s.n_graphs, NODES_PER_GRAPH[s.synthetic], s.hidden, s.batch_size)
     gs, source = load_graphs(s.data, s.synthetic, s.n_graphs, s.seed)
     if s.channels != "gnn" and not s.constant_feature and np.all(gs.x == gs.x[:1]) and gs.x.shape[1] == 1:
         raise InputError(f"{source}: --channels {s.channels} needs node features, but every node has the same "
@@ -148,7 +163,7 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     for name in ("train", "test"):
         if len(splits[name]) == 0:
             raise InputError(f"{source}: the {name} split is empty")
-    check_memory(gs.edge_index.shape[1] * s.hidden * 4.0 * 12 * min(1, s.batch_size), "training activations")
+    check_graph_memory(gs.n_graphs, gs.graph_ptr[-1] / gs.n_graphs, s.hidden, s.batch_size)
     return FitInputs(s, gs, source, splits)
 
 
