@@ -65,25 +65,30 @@ def perturbations(gs: GraphSet, idx: np.ndarray, mask: np.ndarray, *, ratio: flo
     return entries
 
 
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenated aranges [starts[i], starts[i] + lengths[i]) without a Python loop."""
+    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.arange(int(lengths.sum())) - offsets + np.repeat(starts, lengths)
+
+
 @torch.no_grad()
 def perturbed_probs(model: Any, gs: GraphSet, entries: list[tuple[int, np.ndarray]], *, chunk: int = 2048,
                     device: Any = "cpu") -> np.ndarray:
     """Class probabilities of each (graph, kept edges) entry, ``chunk`` entries per forward pass."""
     model.eval()
-    eptr = gs.edge_ptr()
+    eptr, sizes, n_edges = gs.edge_ptr(), np.diff(gs.graph_ptr), np.diff(gs.edge_ptr())
     out = []
     for s in range(0, len(entries), chunk):
-        xs, eis, batch, off = [], [], [], 0
-        for j, (g, keep) in enumerate(entries[s:s + chunk]):
-            a, b = gs.graph_ptr[g], gs.graph_ptr[g + 1]
-            xs.append(gs.x[a:b])
-            eis.append(gs.edge_index[:, eptr[g]:eptr[g + 1]][:, keep] - a + off)
-            batch.append(np.full(b - a, j))
-            off += b - a
-        data = SimpleNamespace(x=torch.from_numpy(np.concatenate(xs)).to(device),
-                               edge_index=torch.from_numpy(np.concatenate(eis, axis=1)).to(device),
-                               batch=torch.from_numpy(np.concatenate(batch)).to(device),
-                               num_graphs=len(xs))
+        part = entries[s:s + chunk]
+        g = np.array([e[0] for e in part])
+        nodes = _ranges(gs.graph_ptr[g], sizes[g])
+        edges = _ranges(eptr[g], n_edges[g])
+        shift = np.repeat(np.cumsum(sizes[g]) - sizes[g] - gs.graph_ptr[g], n_edges[g])
+        keep = np.concatenate([e[1] for e in part])
+        data = SimpleNamespace(x=torch.from_numpy(gs.x[nodes]).to(device),
+                               edge_index=torch.from_numpy((gs.edge_index[:, edges] + shift)[:, keep]).to(device),
+                               batch=torch.from_numpy(np.repeat(np.arange(len(part)), sizes[g])).to(device),
+                               num_graphs=len(part))
         out.append(torch.softmax(model(data)["logits"], -1).cpu().numpy())
     return np.concatenate(out)
 
