@@ -76,7 +76,7 @@ def test_faith_and_explain_from_saved_model(pk, fitted, motif_npz, tmp_path):
     r = pk("dcgnn-explain", "--model", model, "--data", motif_npz, "--max-graphs", "3", "--top-k", "2")
     assert r.exit_code == 0, r.stderr
     recs = [json.loads(x) for x in r.stdout.splitlines()]
-    assert len(recs) == 3 and all(len(x["top_edges"]) == 2 for x in recs)
+    assert len(recs) == 3 and all(len(x["top_edges"]) == 2 and x["top_edges"][0][0] < x["top_edges"][0][1] for x in recs)
     assert recs[0]["prediction"] in ("house", "cycle", "crane") and "rule_terms" not in recs[0]
 
 

@@ -11,8 +11,15 @@ import torch
 from paperkit.core.errors import InputError
 from paperkit.methods.dcgnn.data import generate, read_tu
 from paperkit.methods.dcgnn.model import DCGNN, EntropyLinear, GINEncoder, bernoulli_kl, symmetrise
-from paperkit.methods.dcgnn.train import (FitConfig, auroc, channel_temperature, export_rule, gsat_prior, predict,
-                                          to_pyg)
+from paperkit.methods.dcgnn.train import (
+    FitConfig,
+    auroc,
+    channel_temperature,
+    export_rule,
+    gsat_prior,
+    predict,
+    to_pyg,
+)
 
 torch.set_num_threads(1)
 

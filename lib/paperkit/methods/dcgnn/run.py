@@ -4,7 +4,7 @@ validate every input before a run dir exists), execute (one ``run.cached`` stage
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,15 @@ from paperkit.core.progress import progress as default_progress
 from paperkit.core.resources import check_memory
 from paperkit.methods.dcgnn.data import SYNTHETIC, GraphSet, generate, load_data
 from paperkit.methods.dcgnn.model import CHANNELS, COMBINERS, SEGNNS
-from paperkit.methods.dcgnn.train import (FitConfig, build_model, explanation_auroc, export_rule, predict,
-                                          split_metrics, train_model)
+from paperkit.methods.dcgnn.train import (
+    FitConfig,
+    build_model,
+    explanation_auroc,
+    export_rule,
+    predict,
+    split_metrics,
+    train_model,
+)
 
 SPLITS = ("train", "val", "test")
 DOMINANT = 0.8   # a channel with relevance ≥ this decides alone; otherwise both are used
@@ -202,8 +209,6 @@ def _mean_std(rows: list[dict], key: str) -> dict[str, float] | None:
 
 
 def execute_fit(inputs: FitInputs, run: Any, progress: Any = default_progress) -> FitResult:
-    import torch
-
     from paperkit.core.devices import resolve_device
 
     s, gs = inputs.settings, inputs.data
@@ -219,10 +224,9 @@ def execute_fit(inputs: FitInputs, run: Any, progress: Any = default_progress) -
                "model": model_name(s), "seeds": list(s.seeds),
                "summary": {k: _mean_std(rows, k) for k in keys}, "per_seed": rows}
     masks = [r["mask"] for r in results]
-    torch_model = {"config": replace(s.fit_config()).__dict__, "d_in": int(gs.x.shape[1]),
+    torch_model = {"config": asdict(s.fit_config()), "d_in": int(gs.x.shape[1]),
                    "n_classes": gs.n_classes, "feature_names": gs.feature_names, "class_names": gs.class_names,
                    "seeds": list(s.seeds), "state_dicts": [r["state_dict"] for r in results]}
-    del torch
     return FitResult(metrics=metrics, per_seed=rows,
                      rules=[{"seed": r["row"]["seed"], **(r["rule"] or {})} for r in results],
                      edge_masks=None if masks[0] is None else np.stack(masks),
@@ -394,16 +398,12 @@ def explain_graphs(inputs: ExplainInputs) -> list[dict[str, Any]]:
             rec["rule_score"] = float(sum(rec["rule_terms"].values()) + rule["bias"])
         if pred["mask"] is not None:
             ea, eb = eptr[g], eptr[g + 1]
-            m = pred["mask"][ea - eptr[0] if False else ea:eb]
-            top = np.argsort(-m, kind="stable")[:s.top_k]
-            local = gs.edge_index[:, ea:eb] - gs.graph_ptr[g]
+            m, local = pred["mask"][ea:eb], gs.edge_index[:, ea:eb] - gs.graph_ptr[g]
+            pairs = set(zip(local[0].tolist(), local[1].tolist(), strict=True))
+            one_way = np.array([j for j, (u, v) in enumerate(local.T.tolist()) if u < v or (v, u) not in pairs],
+                               dtype=np.int64)   # an undirected edge once
+            top = one_way[np.argsort(-m[one_way], kind="stable")[:s.top_k]]
             rec["top_edges"] = [[int(local[0, j]), int(local[1, j]), float(m[j])] for j in top]
         out.append(rec)
     return out
 
-
-def default_seeds() -> tuple[int, ...]:
-    return FitSettings().seeds
-
-
-_ = field  # dataclasses.field kept for settings that grow list defaults

@@ -8,7 +8,7 @@ its first 10 epochs. Adam, lr 1e-3, batch 64.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -208,6 +208,3 @@ def export_rule(model: DCGNN, gs: GraphSet) -> dict | None:
             "text": "; ".join(f"{c}: " + " ".join(f"{v:+.6g}*count({n})" for n, v in s["terms"].items())
                               + f" {s['bias']:+.6g}" for c, s in scores.items())}
 
-
-def config_dict(cfg: FitConfig) -> dict:
-    return asdict(cfg)
