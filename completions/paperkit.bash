@@ -318,6 +318,122 @@ _paperkit_conformal_sim_completion_setup() {
 
 _paperkit_conformal_sim_completion_setup;
 
+_paperkit_dcgnn_explain_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_DCGNN_EXPLAIN_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_dcgnn_explain_completion_setup() {
+    complete -o nosort -F _paperkit_dcgnn_explain_completion paperkit-dcgnn-explain
+}
+
+_paperkit_dcgnn_explain_completion_setup;
+
+_paperkit_dcgnn_faith_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_DCGNN_FAITH_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_dcgnn_faith_completion_setup() {
+    complete -o nosort -F _paperkit_dcgnn_faith_completion paperkit-dcgnn-faith
+}
+
+_paperkit_dcgnn_faith_completion_setup;
+
+_paperkit_dcgnn_fit_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_DCGNN_FIT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_dcgnn_fit_completion_setup() {
+    complete -o nosort -F _paperkit_dcgnn_fit_completion paperkit-dcgnn-fit
+}
+
+_paperkit_dcgnn_fit_completion_setup;
+
+_paperkit_dcgnn_gen_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_DCGNN_GEN_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_dcgnn_gen_completion_setup() {
+    complete -o nosort -F _paperkit_dcgnn_gen_completion paperkit-dcgnn-gen
+}
+
+_paperkit_dcgnn_gen_completion_setup;
+
 _paperkit_disempower_compare_completion() {
     local IFS=$'\n'
     local response

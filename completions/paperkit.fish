@@ -197,6 +197,78 @@ end;
 
 complete --no-files --command paperkit-conformal-sim --arguments "(_paperkit_conformal_sim_completion)";
 
+function _paperkit_dcgnn_explain_completion;
+    set -l response (env _PAPERKIT_DCGNN_EXPLAIN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-dcgnn-explain);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-dcgnn-explain --arguments "(_paperkit_dcgnn_explain_completion)";
+
+function _paperkit_dcgnn_faith_completion;
+    set -l response (env _PAPERKIT_DCGNN_FAITH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-dcgnn-faith);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-dcgnn-faith --arguments "(_paperkit_dcgnn_faith_completion)";
+
+function _paperkit_dcgnn_fit_completion;
+    set -l response (env _PAPERKIT_DCGNN_FIT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-dcgnn-fit);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-dcgnn-fit --arguments "(_paperkit_dcgnn_fit_completion)";
+
+function _paperkit_dcgnn_gen_completion;
+    set -l response (env _PAPERKIT_DCGNN_GEN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-dcgnn-gen);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-dcgnn-gen --arguments "(_paperkit_dcgnn_gen_completion)";
+
 function _paperkit_disempower_compare_completion;
     set -l response (env _PAPERKIT_DISEMPOWER_COMPARE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-disempower-compare);
 

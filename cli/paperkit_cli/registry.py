@@ -71,7 +71,8 @@ PAPERS: tuple[Paper, ...] = (
           "Generative Models and LLMs", "Xiaoyan Hu, Ho-fung Leung, Farzan Farnia", "2410.13287",
           ("gen-select", "gen-select-embed", "gen-select-sim", "gen-select-online")),
     Paper("dcgnn-fit", "Beyond Topological Self-Explainable GNNs: A Formal Explainability Perspective",
-          "Steve Azzolin, Sagar Malhotra, Andrea Passerini, Stefano Teso", "2502.02719", ("dcgnn-fit",)),
+          "Steve Azzolin, Sagar Malhotra, Andrea Passerini, Stefano Teso", "2502.02719",
+          ("dcgnn-gen", "dcgnn-fit", "dcgnn-faith", "dcgnn-explain")),
     Paper("sve-encode", "Primitive Vision: Improving Diagram Understanding in MLLMs",
           "Shan Zhang, Aotian Chen, Yanpeng Sun, Jindong Gu, Yi-Yu Zheng, Piotr Koniusz, Kai Zou, "
           "Anton van den Hengel, Yuan Xue", "2501.06430", ("sve-encode",)),

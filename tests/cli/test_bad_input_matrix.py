@@ -79,6 +79,9 @@ FILE_CASES = [
      ["latin1.jsonl", "broken.jsonl", "missing.jsonl"]),
     ("ldsmc-restore", ["--model", "{F}", "--run-dir", "{R}"], ["missing-dir"]),
     ("kd-rank", ["--data", "synth100", "--teacher", "{F}", "--run-dir", "{R}"], ["truncated.pt", "missing.npy"]),
+    ("dcgnn-fit", ["--data", "{F}", "--run-dir", "{R}"], ["truncated.npz", "missing.npy", "missing-dir", "strings.npy"]),
+    ("dcgnn-faith", ["--model", "{F}", "--synthetic", "motif", "--run-dir", "{R}"],
+     ["truncated.pt", "missing.npy", "truncated.npz"]),
 ]
 
 
@@ -112,6 +115,7 @@ SIZE_CASES = [
     ("ldsmc-train", ["--vae-width", "100000000"]),
     ("ferret-recon", ["--d", "100000000000"]),
     ("mm-prefill-bench", ["--n", "100000000000"]),
+    ("dcgnn-fit", ["--synthetic", "redblue", "--hidden", "4096", "--batch-size", "100000"]),
 ]
 
 

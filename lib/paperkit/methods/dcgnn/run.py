@@ -1,0 +1,409 @@
+"""Orchestration of the dcgnn-* commands: settings (the single source of defaults), prepare (read and
+validate every input before a run dir exists), execute (one ``run.cached`` stage per seed)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from paperkit.core import io
+from paperkit.core.errors import InputError, UsageError
+from paperkit.core.progress import progress as default_progress
+from paperkit.core.resources import check_memory
+from paperkit.methods.dcgnn.data import SYNTHETIC, GraphSet, generate, load_data
+from paperkit.methods.dcgnn.model import CHANNELS, COMBINERS, SEGNNS
+from paperkit.methods.dcgnn.train import (
+    FitConfig,
+    build_model,
+    explanation_auroc,
+    export_rule,
+    predict,
+    split_metrics,
+    train_model,
+)
+
+SPLITS = ("train", "val", "test")
+DOMINANT = 0.8   # a channel with relevance ≥ this decides alone; otherwise both are used
+
+
+def _choice(value: str, allowed: tuple[str, ...], flag: str) -> None:
+    if value not in allowed:
+        raise UsageError(f"{flag} {value!r}; expected one of {', '.join(allowed)}")
+
+
+def channel_used(relevance: tuple[float, float]) -> str:
+    gnn, rule = relevance
+    return "gnn" if gnn >= DOMINANT else "rule" if rule >= DOMINANT else "both"
+
+
+def split_indices(gs: GraphSet, seed: int) -> dict[str, np.ndarray]:
+    """The stored split, else a seeded 80/10/10 split."""
+    if gs.split is None:
+        from paperkit.methods.dcgnn.data import random_split
+        split = random_split(gs.n_graphs, np.random.default_rng(seed))
+    else:
+        split = gs.split
+    return {name: np.flatnonzero(split == k) for k, name in enumerate(SPLITS)}
+
+
+# -------------------------------------------------------------------------------------------- gen
+@dataclass(frozen=True)
+class GenSettings:
+    dataset: str = "redblue"
+    n_graphs: int = 2000
+    ood: str = "none"
+    seed: int = 0
+
+
+def prepare_gen(settings: GenSettings) -> GenSettings:
+    _choice(settings.dataset, SYNTHETIC, "--dataset")
+    _choice(settings.ood, ("none", "large", "er"), "--ood")
+    if settings.ood != "none" and settings.dataset != "motif":
+        raise UsageError("--ood applies to --dataset motif only")
+    check_graph_memory(settings.n_graphs, 200 if settings.ood == "large" else NODES_PER_GRAPH[settings.dataset])
+    return settings
+
+
+def execute_gen(settings: GenSettings) -> GraphSet:
+    return generate(settings.dataset, settings.n_graphs, settings.seed,
+                    ood=None if settings.ood == "none" else settings.ood)
+
+
+def dataset_summary(gs: GraphSet) -> dict[str, Any]:
+    sizes = np.diff(gs.graph_ptr)
+    return {"graphs": gs.n_graphs, "nodes": int(gs.graph_ptr[-1]), "edges": int(gs.edge_index.shape[1]),
+            "features": gs.feature_names, "classes": {c: int(np.sum(gs.y == k)) for k, c in enumerate(gs.class_names)},
+            "nodes_per_graph": [int(sizes.min()), float(np.round(sizes.mean(), 2)), int(sizes.max())],
+            "edge_gt": None if gs.edge_gt is None else int(gs.edge_gt.sum())}
+
+
+# -------------------------------------------------------------------------------------------- fit
+@dataclass(frozen=True)
+class FitSettings:
+    data: str | None = None
+    synthetic: str | None = None
+    n_graphs: int = 2000
+    segnn: str = "smgnn"
+    channels: str = "dual"
+    combiner: str = "len"
+    epochs: int = 50
+    batch_size: int = 64
+    hidden: int = 64
+    lr: float = 1e-3
+    warmup: int = 20
+    reg_weight: float = 0.01
+    rule_l1: float = 0.001
+    constant_feature: bool = False
+    average_edge_attn: str = "mean"
+    top_k: int = 6
+    seed: int = 0
+    seeds: tuple[int, ...] = (0, 1, 2)
+    device: str = "auto"
+
+    def fit_config(self) -> FitConfig:
+        return FitConfig(segnn=self.segnn, channels=self.channels, combiner=self.combiner, hidden=self.hidden,
+                         epochs=self.epochs, batch_size=self.batch_size, lr=self.lr,
+                         warmup=min(self.warmup, self.epochs), reg_weight=self.reg_weight, rule_l1=self.rule_l1,
+                         constant_feature=self.constant_feature, average_edge_attn=self.average_edge_attn)
+
+
+@dataclass
+class FitInputs:
+    settings: FitSettings
+    data: GraphSet
+    source: str
+    splits: dict[str, np.ndarray]
+
+
+@dataclass
+class FitResult:
+    metrics: dict[str, Any]
+    per_seed: list[dict[str, Any]]
+    rules: list[dict[str, Any]]
+    edge_masks: np.ndarray | None
+    model: dict[str, Any]
+    data: GraphSet
+    splits: dict[str, np.ndarray]
+
+
+NODES_PER_GRAPH = {"redblue": 56, "topofeature": 47, "motif": 20}   # generators' mean sizes
+
+
+def check_graph_memory(n_graphs: int, nodes_per_graph: float, hidden: int = 0, batch_size: int = 0) -> None:
+    """Refuse, before generating or training, data or activations that cannot fit: ~4 directed edges per node,
+    and per batch two 3-layer GINs keeping about 12 node- and edge-sized activations of width ``hidden``."""
+    nodes = n_graphs * nodes_per_graph
+    check_memory(nodes * (4 * 16 + 40), "the graphs")
+    if hidden:
+        check_memory(min(batch_size, n_graphs) * nodes_per_graph * 5 * hidden * 4 * 12, "training activations")
+
+
+def load_graphs(data: str | None, synthetic: str | None, n_graphs: int, seed: int) -> tuple[GraphSet, str]:
+    if (data is None) == (synthetic is None):
+        raise UsageError("give exactly one of --data FILE|DIR and --synthetic NAME")
+    if synthetic is not None:
+        _choice(synthetic, SYNTHETIC, "--synthetic")
+        check_graph_memory(n_graphs, NODES_PER_GRAPH[synthetic])
+        return generate(synthetic, n_graphs, seed), f"synthetic:{synthetic}"
+    return load_data(data), str(data)
+
+
+def prepare_fit(settings: FitSettings) -> FitInputs:
+    s = settings
+    _choice(s.segnn, SEGNNS, "--segnn")
+    _choice(s.channels, CHANNELS, "--channels")
+    _choice(s.combiner, COMBINERS, "--combiner")
+    _choice(s.average_edge_attn, ("mean", "none"), "--average-edge-attn")
+    if not s.seeds:
+        raise UsageError("--seeds is empty")
+    if s.synthetic in NODES_PER_GRAPH:
+        check_graph_memory(s.n_graphs, NODES_PER_GRAPH[s.synthetic], s.hidden, s.batch_size)
+    gs, source = load_graphs(s.data, s.synthetic, s.n_graphs, s.seed)
+    if s.channels != "gnn" and not s.constant_feature and np.all(gs.x == gs.x[:1]) and gs.x.shape[1] == 1:
+        raise InputError(f"{source}: --channels {s.channels} needs node features, but every node has the same "
+                         "single feature (add --constant-feature to count nodes, or use --channels gnn)")
+    splits = split_indices(gs, s.seed)
+    for name in ("train", "test"):
+        if len(splits[name]) == 0:
+            raise InputError(f"{source}: the {name} split is empty")
+    check_graph_memory(gs.n_graphs, gs.graph_ptr[-1] / gs.n_graphs, s.hidden, s.batch_size)
+    return FitInputs(s, gs, source, splits)
+
+
+def fit_one_seed(inputs: FitInputs, seed: int, device: Any, progress: Any) -> dict[str, Any]:
+    s, gs, splits = inputs.settings, inputs.data, inputs.splits
+    cfg = s.fit_config()
+    t0 = time.perf_counter()
+    model, history = train_model(gs, splits["train"], cfg, seed, device=device, progress=progress,
+                                 desc=f"seed {seed}")
+    seconds = time.perf_counter() - t0
+    everything = np.arange(gs.n_graphs)
+    pred = predict(model, gs, everything, device=device)
+    metrics = {name: split_metrics(gs, idx, {k: (None if v is None or k == "mask" else v[idx])
+                                             for k, v in pred.items()})
+               for name, idx in splits.items() if len(idx)}
+    rel = model.relevance()
+    test_auroc = explanation_auroc(gs, splits["test"], _subset_mask(gs, pred["mask"], splits["test"]))
+    row = {"seed": seed, **{f"{sp}_{k}": v for sp, m in metrics.items() for k, v in m.items()},
+           "gnn_relevance": None if rel is None else rel[0], "rule_relevance": None if rel is None else rel[1],
+           "channel": None if rel is None else channel_used(rel), "explanation_auroc": test_auroc}
+    return {"row": row, "rule": export_rule(model, gs), "history": history, "train_seconds": seconds,
+            "state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
+            "mask": None if pred["mask"] is None else pred["mask"].astype(np.float32)}
+
+
+def _subset_mask(gs: GraphSet, mask: np.ndarray | None, idx: np.ndarray) -> np.ndarray | None:
+    from paperkit.methods.dcgnn.train import edge_positions
+    return None if mask is None else mask[edge_positions(gs, idx)]
+
+
+def _mean_std(rows: list[dict], key: str) -> dict[str, float] | None:
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    if not vals:
+        return None
+    return {"mean": float(np.mean(vals)), "std": float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0}
+
+
+def execute_fit(inputs: FitInputs, run: Any, progress: Any = default_progress) -> FitResult:
+    from paperkit.core.devices import resolve_device
+
+    s, gs = inputs.settings, inputs.data
+    device = resolve_device(s.device)
+    results = []
+    for seed in s.seeds:
+        results.append(run.cached(f"seed{seed}", lambda seed=seed: fit_one_seed(inputs, seed, device, progress),
+                                  fmt="pt"))
+    rows = [r["row"] for r in results]
+    keys = [k for k in rows[0] if k not in ("seed", "channel")]
+    metrics = {"source": inputs.source, "graphs": gs.n_graphs, "classes": gs.class_names,
+               "split_sizes": {k: int(len(v)) for k, v in inputs.splits.items()},
+               "model": model_name(s), "seeds": list(s.seeds),
+               "summary": {k: _mean_std(rows, k) for k in keys}, "per_seed": rows}
+    masks = [r["mask"] for r in results]
+    torch_model = {"config": asdict(s.fit_config()), "d_in": int(gs.x.shape[1]),
+                   "n_classes": gs.n_classes, "feature_names": gs.feature_names, "class_names": gs.class_names,
+                   "seeds": list(s.seeds), "state_dicts": [r["state_dict"] for r in results]}
+    return FitResult(metrics=metrics, per_seed=rows,
+                     rules=[{"seed": r["row"]["seed"], **(r["rule"] or {})} for r in results],
+                     edge_masks=None if masks[0] is None else np.stack(masks),
+                     model=torch_model, data=gs, splits=inputs.splits)
+
+
+def model_name(s: FitSettings) -> str:
+    base = "GIN" if s.segnn == "none" else s.segnn.upper() if s.segnn != "smgnn" else "SMGNN"
+    if s.channels == "rule":
+        return "rule"
+    return f"DC-{base}" + ("" if s.combiner == "len" else f"[{s.combiner}]") if s.channels == "dual" else base
+
+
+# ------------------------------------------------------------------------------------ saved models
+def load_model(path: str | Path, *, seed_index: int = 0) -> tuple[Any, dict]:
+    """A model.pt written by dcgnn-fit, rebuilt in eval mode (the ``seed_index``-th seed)."""
+    src = io.require_file(path)
+    try:
+        blob = io.load_torch(src)
+    except Exception as e:
+        raise InputError(f"{path}: not a dcgnn-fit model.pt ({str(e).splitlines()[0][:120]})") from None
+    need = ("config", "d_in", "n_classes", "state_dicts", "feature_names", "class_names")
+    if not isinstance(blob, dict) or any(k not in blob for k in need):
+        raise InputError(f"{path}: not a dcgnn-fit model.pt (expected keys {', '.join(need)})")
+    if not 0 <= seed_index < len(blob["state_dicts"]):
+        raise UsageError(f"--seed-index {seed_index}: the model holds {len(blob['state_dicts'])} seeds")
+    cfg = FitConfig(**blob["config"])
+    model = build_model(cfg, blob["d_in"], blob["n_classes"])
+    model.load_state_dict(blob["state_dicts"][seed_index])
+    model.temperature = cfg.end_temp if cfg.epochs > cfg.warmup else 1.0
+    model.eval()
+    return model, blob
+
+
+def check_compatible(blob: dict, gs: GraphSet, source: str) -> None:
+    if gs.x.shape[1] != blob["d_in"]:
+        raise InputError(f"{source}: {gs.x.shape[1]} node features; the model was trained on {blob['d_in']}")
+    if gs.n_classes > blob["n_classes"]:
+        raise InputError(f"{source}: {gs.n_classes} classes; the model knows {blob['n_classes']}")
+
+
+# ------------------------------------------------------------------------------------------ faith
+@dataclass(frozen=True)
+class FaithSettings:
+    model: str = ""
+    data: str | None = None
+    synthetic: str | None = None
+    n_graphs: int = 2000
+    split: str = "test"
+    ratio: float = 0.3
+    budgets: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4)
+    samples: int = 4
+    max_graphs: int = 300
+    seed: int = 0
+    device: str = "auto"
+
+
+@dataclass
+class FaithInputs:
+    settings: FaithSettings
+    data: GraphSet
+    idx: np.ndarray
+    models: list[Any]
+    blob: dict
+    source: str
+
+
+def prepare_faith(settings: FaithSettings) -> FaithInputs:
+    s = settings
+    _choice(s.split, SPLITS + ("all",), "--split")
+    if not s.budgets or any(not 0 < b <= 1 for b in s.budgets):
+        raise UsageError(f"--budgets {list(s.budgets)}: each budget is a fraction in (0, 1]")
+    model, blob = load_model(s.model)
+    if blob["config"]["channels"] == "rule":
+        raise UsageError(f"{s.model}: a rule-only model has no edge explanation to test")
+    models = [model] + [load_model(s.model, seed_index=i)[0] for i in range(1, len(blob["state_dicts"]))]
+    gs, source = load_graphs(s.data, s.synthetic, s.n_graphs, s.seed)
+    check_compatible(blob, gs, source)
+    idx = np.arange(gs.n_graphs) if s.split == "all" else split_indices(gs, s.seed)[s.split]
+    idx = idx[np.diff(gs.edge_ptr())[idx] > 0][:s.max_graphs]
+    if len(idx) == 0:
+        raise InputError(f"{source}: no graph with edges in split '{s.split}'")
+    return FaithInputs(s, gs, idx, models, blob, source)
+
+
+def execute_faith(inputs: FaithInputs, run: Any, progress: Any = default_progress) -> list[dict[str, Any]]:
+    from paperkit.core.devices import resolve_device
+    from paperkit.methods.dcgnn.faith import evaluate_faith
+    from paperkit.methods.dcgnn.train import edge_positions
+
+    s, gs = inputs.settings, inputs.data
+    device = resolve_device(s.device)
+    kinds = ["model", "random"] + (["ground_truth"] if gs.edge_gt is not None else [])
+    rows = []
+    for i, model in enumerate(progress(inputs.models, desc="faith", unit="model")):
+        model.to(device)
+        mask = predict(model, gs, inputs.idx, device=device)["mask"]
+        if mask is None:   # plain GIN: no mask, every edge equal → the explanation is a random pick
+            mask = np.zeros(len(edge_positions(gs, inputs.idx)), np.float32)
+
+        def compute(model: Any = model, mask: np.ndarray = mask, i: int = i) -> list[dict]:
+            out = []
+            for kind in kinds:
+                m = gs.edge_gt[edge_positions(gs, inputs.idx)].astype(float) if kind == "ground_truth" else mask
+                sc = evaluate_faith(model, gs, inputs.idx, m, ratio=s.ratio, budgets=list(s.budgets),
+                                    n_samples=s.samples, seed=s.seed + i, random_explanation=kind == "random",
+                                    device=device)
+                out += [{"seed": inputs.blob["seeds"][i], "explanation": kind, "budget": b,
+                         **{k: float(v[j]) for k, v in sc.items()}} for j, b in enumerate(s.budgets)]
+            return out
+        rows += run.cached(f"faith_seed{inputs.blob['seeds'][i]}", compute, fmt="json")
+    return rows
+
+
+# ---------------------------------------------------------------------------------------- explain
+@dataclass(frozen=True)
+class ExplainSettings:
+    model: str = ""
+    data: str | None = None
+    synthetic: str | None = None
+    n_graphs: int = 2000
+    top_k: int = 6
+    seed_index: int = 0
+    max_graphs: int = 0
+    seed: int = 0
+    device: str = "auto"
+
+
+@dataclass
+class ExplainInputs:
+    settings: ExplainSettings
+    data: GraphSet
+    model: Any
+    blob: dict
+
+
+def prepare_explain(settings: ExplainSettings) -> ExplainInputs:
+    model, blob = load_model(settings.model, seed_index=settings.seed_index)
+    gs, source = load_graphs(settings.data, settings.synthetic, settings.n_graphs, settings.seed)
+    check_compatible(blob, gs, source)
+    return ExplainInputs(settings, gs, model, blob)
+
+
+def explain_graphs(inputs: ExplainInputs) -> list[dict[str, Any]]:
+    """One record per graph: prediction, channel relevances, the rule's terms on this graph, top-k edges."""
+    from paperkit.core.devices import resolve_device
+
+    s, gs, model = inputs.settings, inputs.data, inputs.model
+    device = resolve_device(s.device)
+    model.to(device)
+    n = gs.n_graphs if s.max_graphs == 0 else min(gs.n_graphs, s.max_graphs)
+    idx = np.arange(n)
+    pred = predict(model, gs, idx, device=device)
+    rule = export_rule(model, gs) if model.channels != "gnn" else None
+    rel = model.relevance()
+    eptr, names = gs.edge_ptr(), list(gs.feature_names) + (["nodes"] if rule and model.rule.constant else [])
+    counts = np.add.reduceat(gs.x, gs.graph_ptr[:-1], axis=0)
+    if rule and model.rule.constant:
+        counts = np.concatenate([counts, np.diff(gs.graph_ptr)[:, None]], axis=1)
+    out = []
+    for g in idx:
+        rec: dict[str, Any] = {"graph": int(g), "label": gs.class_names[gs.y[g]],
+                               "prediction": gs.class_names[int(pred["probs"][g].argmax())],
+                               "probs": {c: float(p) for c, p in zip(gs.class_names, pred["probs"][g], strict=False)},
+                               "gnn_relevance": None if rel is None else rel[0],
+                               "rule_relevance": None if rel is None else rel[1]}
+        if rule and rule["kind"] == "binary":
+            rec["rule_terms"] = {n: float(rule["terms"][n] * c) for n, c in zip(names, counts[g], strict=True)}
+            rec["rule_score"] = float(sum(rec["rule_terms"].values()) + rule["bias"])
+        if pred["mask"] is not None:
+            ea, eb = eptr[g], eptr[g + 1]
+            m, local = pred["mask"][ea:eb], gs.edge_index[:, ea:eb] - gs.graph_ptr[g]
+            pairs = set(zip(local[0].tolist(), local[1].tolist(), strict=True))
+            one_way = np.array([j for j, (u, v) in enumerate(local.T.tolist()) if u < v or (v, u) not in pairs],
+                               dtype=np.int64)   # an undirected edge once
+            top = one_way[np.argsort(-m[one_way], kind="stable")[:s.top_k]]
+            rec["top_edges"] = [[int(local[0, j]), int(local[1, j]), float(m[j])] for j in top]
+        out.append(rec)
+    return out
+

@@ -1,0 +1,138 @@
+"""dcgnn-* commands: outputs, same seed ⇒ same metrics.json, the model feeding faith and explain, and the
+issue's bad-input list (one line naming the key or value, exit 2 or 3, no run dir)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from paperkit.methods.dcgnn.data import generate, write_npz
+
+
+@pytest.fixture(scope="module")
+def motif_npz(tmp_path_factory):
+    p = tmp_path_factory.mktemp("dcgnn") / "motif.npz"
+    write_npz(p, generate("motif", 60, seed=0))
+    return p
+
+
+_FITTED: list = []
+
+
+@pytest.fixture
+def fitted(pk, motif_npz, tmp_path_factory):
+    """Two identical fits, made once for the module (pk is function-scoped)."""
+    if _FITTED:
+        return _FITTED
+    d = tmp_path_factory.mktemp("fit")
+    runs = _FITTED
+    for name in ("a", "b"):
+        r = pk("dcgnn-fit", "--data", motif_npz, "--epochs", "2", "--warmup", "1", "--hidden", "8",
+               "--constant-feature", "--seeds", "0,1", "--device", "cpu", "--run-dir", d / name)
+        assert r.exit_code == 0, r.stderr
+        runs.append((d / name, r))
+    return runs
+
+
+def test_fit_writes_outputs_and_same_seed_same_metrics(fitted):
+    (a, ra), (b, _) = fitted
+    for f in ("metrics.json", "rules.json", "edge_masks.npy", "per_seed.csv", "model.pt", "relevance.png",
+              "sample_graphs.png", "manifest.json"):
+        assert (a / f).is_file(), f
+    assert (a / "metrics.json").read_bytes() == (b / "metrics.json").read_bytes()
+    assert (a / "edge_masks.npy").read_bytes() == (b / "edge_masks.npy").read_bytes()
+    m = json.loads((a / "metrics.json").read_text())
+    assert m["model"] == "DC-SMGNN" and m["seeds"] == [0, 1] and m["classes"] == ["house", "cycle", "crane"]
+    assert m["summary"]["explanation_auroc"] is not None
+    assert np.load(a / "edge_masks.npy").shape[0] == 2
+    line = json.loads(ra.stdout)
+    assert line["model"] == "DC-SMGNN" and 0 <= line["test_acc"]["mean"] <= 1
+    assert ra.stderr.count("channel used:") == 2
+    rules = json.loads((a / "rules.json").read_text())
+    assert rules[0]["kind"] == "argmax" and set(rules[0]["classes"]) == {"house", "cycle", "crane"}
+
+
+def test_gen_then_fit_rule_channel_on_redblue(pk, tmp_path):
+    r = pk("dcgnn-gen", "--dataset", "redblue", "--n-graphs", "40", "-o", tmp_path / "rb.npz")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["graphs"] == 40
+    r = pk("dcgnn-fit", "--data", tmp_path / "rb.npz", "--channels", "rule", "--epochs", "1", "--seeds", "3",
+           "--run-dir", tmp_path / "run", "-q")
+    assert r.exit_code == 0, r.stderr
+    rules = json.loads((tmp_path / "run" / "rules.json").read_text())
+    assert set(rules[0]["terms"]) == {"red", "blue"} and rules[0]["text"].endswith("> 0")
+    assert not (tmp_path / "run" / "edge_masks.npy").exists()
+
+
+def test_faith_and_explain_from_saved_model(pk, fitted, motif_npz, tmp_path):
+    model = fitted[0][0] / "model.pt"
+    r = pk("dcgnn-faith", "--model", model, "--data", motif_npz, "--budgets", "0.2,0.5", "--samples", "1",
+           "--run-dir", tmp_path / "faith", "-q")
+    assert r.exit_code == 0, r.stderr
+    rows = (tmp_path / "faith" / "faith.csv").read_text().splitlines()
+    assert rows[0] == "seed,explanation,budget,sufficiency,necessity,faith"
+    assert len(rows) == 1 + 2 * 3 * 2      # seeds × {model, random, ground truth} × budgets
+    assert set(json.loads(r.stdout)["mean_faith"]) == {"model", "random", "ground_truth"}
+    r = pk("dcgnn-explain", "--model", model, "--data", motif_npz, "--max-graphs", "3", "--top-k", "2")
+    assert r.exit_code == 0, r.stderr
+    recs = [json.loads(x) for x in r.stdout.splitlines()]
+    assert len(recs) == 3 and all(len(x["top_edges"]) == 2 and x["top_edges"][0][0] < x["top_edges"][0][1] for x in recs)
+    assert recs[0]["prediction"] in ("house", "cycle", "crane") and "rule_terms" not in recs[0]
+
+
+def _npz(path, **edits):
+    d = generate("motif", 10, seed=0).arrays()
+    d["x"] = d["x"].copy()
+    for k, v in edits.items():
+        if v is None:
+            d.pop(k)
+        else:
+            d[k] = v(d) if callable(v) else v
+    np.savez(path, **d)
+    return path
+
+
+BAD = [
+    ({"graph_ptr": None}, "missing key 'graph_ptr'"),
+    ({"graph_ptr": lambda d: d["graph_ptr"][:-1]}, "graph_ptr"),
+    ({"edge_index": lambda d: d["edge_index"] + 10**6}, "outside"),
+    ({"y": lambda d: np.zeros_like(d["y"])}, "single class"),
+    ({"y": lambda d: d["y"] + 0.5}, "non-integer"),
+    ({"edge_gt": lambda d: d["edge_gt"][:-2]}, "edge_gt"),
+    ({"x": lambda d: np.where(np.arange(len(d["x"]))[:, None] == 3, np.nan, d["x"])}, "NaN"),
+]
+
+
+@pytest.mark.parametrize("edits, words", BAD)
+def test_bad_npz_one_line_exit_3(pk, tmp_path, edits, words):
+    r = pk("dcgnn-fit", "--data", _npz(tmp_path / "g.npz", **edits), "--run-dir", tmp_path / "run")
+    assert r.exit_code == 3, r.stderr
+    assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_rule_channel_without_features_refused(pk, tmp_path):
+    r = pk("dcgnn-fit", "--data", _npz(tmp_path / "g.npz"), "--channels", "rule", "--run-dir", tmp_path / "run")
+    assert r.exit_code == 3 and "needs node features" in r.stderr
+
+
+def test_unknown_segnn_and_source_errors(pk, tmp_path):
+    r = pk("dcgnn-fit", "--synthetic", "redblue", "--segnn", "pgexplainer", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 2 and "pgexplainer" in r.stderr
+    r = pk("dcgnn-fit", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 2 and "exactly one of --data" in r.stderr
+    r = pk("dcgnn-gen", "--dataset", "redblue", "--ood", "large", "-o", tmp_path / "x.npz")
+    assert r.exit_code == 2 and "--ood" in r.stderr
+
+
+def test_tu_folder_without_raw_files(pk, tmp_path):
+    (tmp_path / "MUTAG" / "raw").mkdir(parents=True)
+    r = pk("dcgnn-fit", "--data", tmp_path / "MUTAG", "--run-dir", tmp_path / "run")
+    assert r.exit_code == 3 and "MUTAG_A.txt is missing" in r.stderr and "download" in r.stderr
+
+
+def test_faith_refuses_a_non_model(pk, tmp_path, motif_npz):
+    bad = tmp_path / "model.pt"
+    bad.write_bytes(b"not a model")
+    r = pk("dcgnn-faith", "--model", bad, "--data", motif_npz, "--run-dir", tmp_path / "run")
+    assert r.exit_code == 3 and "model.pt" in r.stderr and not (tmp_path / "run").exists()
