@@ -58,8 +58,8 @@ def sample(task: ToyTask, n: int, length: int, rng: np.random.Generator, prompt=
     return out
 
 
-def preference_pairs(task: ToyTask, n: int, rng: np.random.Generator, prompt_len: int = 2):
-    """Two pi_ref samples per prompt, labelled by Bradley-Terry on the true reward; ties dropped."""
+def preference_pairs(task: ToyTask, n: int, rng: np.random.Generator, prompt_len: int = 2, beta: float = 3.0):
+    """Two pi_ref samples per prompt, labelled by Bradley-Terry on beta x the true reward; ties dropped."""
     a = sample(task, n, task.length, rng)
     b = sample(task, n, task.length, rng, prompt=None)
     b[:, :prompt_len] = a[:, :prompt_len]
@@ -67,7 +67,7 @@ def preference_pairs(task: ToyTask, n: int, rng: np.random.Generator, prompt_len
     ra = np.array([true_reward(task, s) for s in a])
     rb = np.array([true_reward(task, s) for s in b])
     keep = ra != rb
-    p_a = 1 / (1 + np.exp(-(ra - rb)))
+    p_a = 1 / (1 + np.exp(-beta * (ra - rb)))
     a_wins = rng.random(n) < p_a
     chosen = np.where(a_wins[:, None], a, b)[keep]
     rejected = np.where(a_wins[:, None], b, a)[keep]
