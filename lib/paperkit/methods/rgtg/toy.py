@@ -30,15 +30,20 @@ def true_reward(task: ToyTask, seq) -> float:
     return float(task.lexicon[seq].sum() + task.bigram[seq[:-1], seq[1:]].sum())
 
 
-def optimum(task: ToyTask, prompt) -> float:
-    """Max true reward over all continuations of ``prompt`` to ``task.length`` tokens (Viterbi DP)."""
+def optimum(task: ToyTask, prompt, k: int | None = None) -> float:
+    """Max true reward over all continuations of ``prompt`` to ``task.length`` tokens (Viterbi DP);
+    with ``k``, only over continuations whose every token is among pi_ref's top k after its predecessor."""
     prompt = list(prompt)
     base = true_reward(task, prompt)
     remaining = task.length - len(prompt)
     # best[a] = best reward of the remaining suffix given the previous token is a
+    step = task.lexicon[None, :] + task.bigram
+    if k is not None:
+        rank = np.argsort(np.argsort(-task.log_trans, axis=1), axis=1)
+        step = np.where(rank < k, step, -np.inf)
     best = np.zeros(len(task.lexicon))
     for _ in range(remaining):
-        best = np.max(task.lexicon[None, :] + task.bigram + best[None, :], axis=1)
+        best = np.max(step + best[None, :], axis=1)
     return base + float(best[prompt[-1]])
 
 
