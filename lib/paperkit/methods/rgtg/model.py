@@ -69,3 +69,33 @@ def init_scale(model: nn.Module) -> None:
     for p in model.parameters():
         if p.dim() > 1:
             nn.init.normal_(p, std=0.02 * math.sqrt(2))
+
+
+class HFCausalLM(nn.Module):
+    """Adapter giving a transformers causal LM the ``(ids, pad_left, cache) -> (logits, cache)`` interface."""
+
+    def __init__(self, hf_model):
+        super().__init__()
+        self.hf = hf_model
+
+    def forward(self, ids, pad_left=None, cache=None):
+        past = 0 if cache is None else cache.get_seq_length()
+        width = past + ids.shape[1]
+        mask = torch.ones(ids.shape[0], width, dtype=torch.long, device=ids.device)
+        if pad_left is not None:
+            mask = (torch.arange(width, device=ids.device)[None, :] >= pad_left[:, None]).long()
+        out = self.hf(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True)
+        return out.logits, out.past_key_values
+
+
+def load_hf_causal_lm(path) -> HFCausalLM:
+    """A causal LM from a local directory only (no network)."""
+    from transformers import AutoModelForCausalLM
+
+    from paperkit.core.errors import InputError
+
+    try:
+        hf = AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputError(f"{path}: not a local causal LM directory ({exc.__class__.__name__})") from exc
+    return HFCausalLM(hf.eval())
