@@ -52,6 +52,10 @@ def test_call_accounting(k):
     assert (c.lm_calls, c.rm_calls, c.tokens) == (18, 18, 18)
     _, c = decode.generate(lm, prompts, 6, method="args", seq_rm=decode.token_rm_scorer(r), k=k)
     assert (c.lm_calls, c.rm_calls, c.tokens) == (18, 18 * k, 18)
+    loop, _ = decode.generate(lm, prompts, 6, method="args", seq_rm=decode.token_rm_scorer(r), k=k, greedy=True)
+    batched, c = decode.generate(lm, prompts, 6, method="args", seq_rm=decode.token_rm_scorer(r), k=k,
+                                 greedy=True, score_impl="batched")
+    assert torch.equal(loop, batched) and c.rm_calls == 18 * k
 
 
 def test_farma_w0_equals_ref_and_seed_determinism():
@@ -147,6 +151,6 @@ def test_topk_restricted_optimum_matches_brute_force():
     best = -np.inf
     for tail in itertools.product(range(5), repeat=3):
         seq = prompt + list(tail)
-        if all(allowed[a, b] for a, b in zip(seq[1:-1], seq[2:])) and allowed[seq[1], seq[2]]:
+        if all(allowed[a, b] for a, b in zip(seq[1:-1], seq[2:], strict=True)):
             best = max(best, toy.true_reward(task, seq))
     assert toy.optimum(task, prompt, k=2) == pytest.approx(best)

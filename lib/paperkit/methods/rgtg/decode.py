@@ -28,7 +28,8 @@ def _select(scores, k, greedy, gen):
 
 @torch.no_grad()
 def generate(lm, prompts, max_new: int, *, method: str = "farma", rm=None, k: int = 10, w: float = 1.0,
-             greedy: bool = False, seed: int = 0, use_cache: bool = True, seq_rm=None):
+             greedy: bool = False, seed: int = 0, use_cache: bool = True, seq_rm=None,
+             score_impl: str = "loop"):
     """``prompts``: (B, P) token ids of equal length. Returns (B, max_new) new tokens and Counters.
 
     RM/LM calls are counted per generated token per row: one forward over a batch of B rows = B calls.
@@ -53,11 +54,8 @@ def generate(lm, prompts, max_new: int, *, method: str = "farma", rm=None, k: in
             nxt = _select(logits + w * r_logits[:, -1], k, greedy, gen)
         elif method == "args":
             cand = logits.topk(k, -1).indices  # (B, k)
-            scores = torch.empty(bsz, k)
-            for j in range(k):
-                ext = torch.cat([seqs, cand[:, j : j + 1]], 1)
-                scores[:, j] = seq_rm(ext)
-                counters.rm_calls += bsz
+            scores = _score_candidates(seq_rm, seqs, cand, score_impl)
+            counters.rm_calls += bsz * k
             combined = torch.log_softmax(logits, -1).gather(1, cand) + w * scores
             pick = combined.argmax(1) if greedy else torch.multinomial(torch.softmax(combined, -1), 1, generator=gen)[:, 0]
             nxt = cand.gather(1, pick.reshape(-1, 1)).squeeze(1)
@@ -68,6 +66,16 @@ def generate(lm, prompts, max_new: int, *, method: str = "farma", rm=None, k: in
         counters.tokens += bsz
     counters.seconds = time.perf_counter() - t0
     return seqs[:, prompts.shape[1] :], counters
+
+
+def _score_candidates(seq_rm, seqs, cand, score_impl):
+    """(B, k) full-sequence RM scores of each prefix extended by each candidate; ``batched`` scores all
+    B*k sequences in one forward (still k RM calls per row)."""
+    bsz, k = cand.shape
+    if score_impl == "batched":
+        ext = torch.cat([seqs.repeat_interleave(k, 0), cand.reshape(-1, 1)], 1)
+        return seq_rm(ext).reshape(bsz, k)
+    return torch.stack([seq_rm(torch.cat([seqs, cand[:, j : j + 1]], 1)) for j in range(k)], 1)
 
 
 def token_rm_scorer(rm):
