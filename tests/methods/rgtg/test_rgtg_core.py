@@ -1,0 +1,156 @@
+import itertools
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from paperkit.methods.rgtg import decode, model, rm, toy
+
+torch.set_num_threads(1)
+
+
+def test_dp_optimum_matches_brute_force():
+    task = toy.make_task(vocab=5, length=5, seed=3)
+    prompt = [2, 4]
+    brute = max(toy.true_reward(task, prompt + list(s)) for s in itertools.product(range(5), repeat=3))
+    assert toy.optimum(task, prompt) == pytest.approx(brute)
+
+
+def test_cached_decoding_equals_full_recompute():
+    torch.manual_seed(0)
+    lm = model.TinyLM(30, d=32, layers=2, heads=4).eval()
+    ids = torch.randint(0, 30, (3, 7))
+    with torch.no_grad():
+        full, _ = lm(ids)
+        part, cache = lm(ids[:, :4])
+        rest, _ = lm(ids[:, 4:], cache=cache)
+    assert torch.allclose(torch.cat([part, rest], 1), full, atol=1e-5)
+
+
+def test_left_padding_matches_unpadded_row():
+    torch.manual_seed(0)
+    lm = model.TinyLM(30, d=32, layers=2, heads=4).eval()
+    row = torch.randint(1, 30, (1, 5))
+    padded = torch.cat([torch.zeros(1, 2, dtype=torch.long), row], 1)
+    with torch.no_grad():
+        ref, _ = lm(row)
+        out, _ = lm(padded, pad_left=torch.tensor([2]))
+    assert torch.allclose(out[:, 2:], ref, atol=1e-5)
+
+
+def _models(vocab=20):
+    torch.manual_seed(1)
+    return model.TinyLM(vocab, d=32, layers=1, heads=4).eval(), model.TinyLM(vocab, d=32, layers=1, heads=4).eval()
+
+
+@pytest.mark.parametrize("k", [5, 10])
+def test_call_accounting(k):
+    lm, r = _models()
+    prompts = torch.randint(0, 20, (3, 4))
+    _, c = decode.generate(lm, prompts, 6, method="farma", rm=r, k=k)
+    assert (c.lm_calls, c.rm_calls, c.tokens) == (18, 18, 18)
+    _, c = decode.generate(lm, prompts, 6, method="args", seq_rm=decode.token_rm_scorer(r), k=k)
+    assert (c.lm_calls, c.rm_calls, c.tokens) == (18, 18 * k, 18)
+    loop, _ = decode.generate(lm, prompts, 6, method="args", seq_rm=decode.token_rm_scorer(r), k=k, greedy=True)
+    batched, c = decode.generate(lm, prompts, 6, method="args", seq_rm=decode.token_rm_scorer(r), k=k,
+                                 greedy=True, score_impl="batched")
+    assert torch.equal(loop, batched) and c.rm_calls == 18 * k
+
+
+def test_farma_w0_equals_ref_and_seed_determinism():
+    lm, r = _models()
+    prompts = torch.randint(0, 20, (4, 3))
+    a, _ = decode.generate(lm, prompts, 8, method="farma", rm=r, w=0.0, seed=5)
+    b, _ = decode.generate(lm, prompts, 8, method="ref", seed=5)
+    c, _ = decode.generate(lm, prompts, 8, method="farma", rm=r, w=1.0, seed=5)
+    d, _ = decode.generate(lm, prompts, 8, method="farma", rm=r, w=1.0, seed=5)
+    assert torch.equal(a, b) and torch.equal(c, d)
+
+
+def test_farma_cache_equals_no_cache_greedy():
+    lm, r = _models()
+    prompts = torch.randint(0, 20, (2, 3))
+    a, _ = decode.generate(lm, prompts, 6, method="farma", rm=r, greedy=True)
+    b, _ = decode.generate(lm, prompts, 6, method="farma", rm=r, greedy=True, use_cache=False)
+    assert torch.equal(a, b)
+
+
+def test_topk_sampling_chi_square():
+    scores = torch.tensor([[2.0, 1.0, 0.5, -1.0, 3.0, -5.0]]).repeat(6000, 1)
+    picks = decode._select(scores, 3, False, torch.Generator().manual_seed(0))
+    top = torch.tensor([4, 0, 1])
+    probs = torch.softmax(scores[0, top].double(), 0).numpy()
+    probs = probs / probs.sum()
+    counts = np.array([(picks == t).sum().item() for t in top])
+    assert counts.sum() == 6000
+    assert stats.chisquare(counts, probs * 6000).pvalue > 0.001
+
+
+def test_tree_max_constraint_ranks_optimal_prefix_first_cd_does_not():
+    rewards = np.array([[10.0, 0.0, 0.0, 0.0], [5.0, 5.0, 5.0, 5.0], [1.0, 2.0, 1.0, 2.0]])
+    probs = np.array([[0.05, 0.35, 0.3, 0.3], [0.25] * 4, [0.25] * 4])
+    best_prefix = np.unravel_index(rewards.argmax(), rewards.shape)[0]
+    vmax, vcd = toy.tree_values(rewards, probs)
+    assert vmax.argmax() == best_prefix
+    assert vcd.argmax() != best_prefix
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """A toy task, its held-out pairs, and a FaRMA and a BT-only RM trained on it (official: 7 iterations)."""
+    task = toy.make_task(vocab=20, length=12, seed=0)
+    ch, rj = (torch.as_tensor(a) for a in toy.preference_pairs(task, 1600, np.random.default_rng(0)))
+    n_tr = len(ch) - 200
+    rms = {}
+    for loss in ("farma", "bt-full"):
+        torch.manual_seed(0)
+        net = model.TinyLM(20, d=32, layers=1, heads=4)
+        rm.train_rm(net, ch[:n_tr], rj[:n_tr], ch[:n_tr], loss=loss, iters=7, lr=2e-3, batch=64,
+                    min_prefix=4, seed=0)
+        rms[loss] = net.eval()
+    return task, ch[n_tr:], rj[n_tr:], rms
+
+
+def test_farma_constraint_gap_and_pair_accuracy(trained):
+    _, ch, rj, rms = trained
+    gap = {loss: rm.constraint_gap(net, ch, 4) for loss, net in rms.items()}
+    assert gap["farma"] <= gap["bt-full"] / 5
+    assert rm.pair_accuracy(rms["farma"], ch, rj) >= 0.70
+
+
+def test_farma_closes_gap_to_optimum_on_200_prompts(trained):
+    task, _, _, rms = trained
+    lm = rm.MarkovLM(task.log_trans)
+    prompts = torch.as_tensor(toy.sample(task, 200, 2, np.random.default_rng(7)))
+    new = task.length - prompts.shape[1]
+
+    def rewards(method, **kw):
+        out, c = decode.generate(lm, prompts, new, method=method, k=10, seed=1, **kw)
+        full = torch.cat([prompts, out], 1).numpy()
+        return np.array([toy.true_reward(task, s) for s in full]), c
+
+    ref, _ = rewards("ref")
+    farma, cf = rewards("farma", rm=rms["farma"], w=3.0)
+    args, ca = rewards("args", seq_rm=decode.token_rm_scorer(rms["farma"]), w=3.0)
+    se = np.sqrt(farma.var(ddof=1) / 200 + args.var(ddof=1) / 200)
+    assert farma.mean() >= args.mean() - 2 * se
+    # Guidance helps significantly (paired over prompts). The issue's "closes >= 30% of the gap to the
+    # top-k-reachable optimum" is NOT met by this small RM (about 6%); see the report.
+    diff = farma - ref
+    assert diff.mean() > 2 * diff.std(ddof=1) / np.sqrt(len(diff))
+    opt = np.array([toy.optimum(task, p, k=10) for p in prompts.tolist()])
+    assert ref.mean() < farma.mean() < opt.mean()
+    assert ca.rm_calls == 10 * cf.rm_calls
+
+
+def test_topk_restricted_optimum_matches_brute_force():
+    task = toy.make_task(vocab=5, length=5, seed=4)
+    allowed = np.argsort(np.argsort(-task.log_trans, 1), 1) < 2
+    prompt = [1, 3]
+    best = -np.inf
+    for tail in itertools.product(range(5), repeat=3):
+        seq = prompt + list(tail)
+        if all(allowed[a, b] for a, b in zip(seq[1:-1], seq[2:], strict=True)):
+            best = max(best, toy.true_reward(task, seq))
+    assert toy.optimum(task, prompt, k=2) == pytest.approx(best)
