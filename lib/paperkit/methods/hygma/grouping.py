@@ -1,0 +1,94 @@
+"""Dynamic spectral grouping (HYGMA step 1) and the hyperedge incidence it induces (step 2).
+
+Per-agent features (one row per agent id) are clustered with scikit-learn's SpectralClustering on a
+kNN affinity (normalised Laplacian, k-means on its eigenvectors); k in [k_min, k_max] maximises the
+silhouette score. The stability rule keeps the old partition unless more than δ·n agents moved.
+Labels are always indexed by agent id (the official code indexed batch-major rows: fixed here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import permutations
+
+import numpy as np
+
+from paperkit.core.errors import ConfigError, InputError
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """One clustering decision: the labels in force, the proposal's k and silhouette, and moved fraction."""
+
+    labels: np.ndarray
+    k: int
+    silhouette: float
+    moved_fraction: float
+    accepted: bool
+
+
+def _check_range(n_agents: int, k_min: int, k_max: int) -> None:
+    if not 2 <= k_min <= k_max:
+        raise ConfigError(f"k range must satisfy 2 <= k_min <= k_max, got [{k_min}, {k_max}]")
+    if k_max >= n_agents:
+        raise ConfigError(f"k_max must be < the number of agents ({n_agents}), got {k_max}")
+
+
+def cluster_agents(features: np.ndarray, k_min: int, k_max: int, seed: int = 0) -> tuple[np.ndarray, int, float]:
+    """Spectral clustering of agents (rows of ``features``) with k chosen by silhouette; returns labels, k, score."""
+    from sklearn.cluster import SpectralClustering
+    from sklearn.metrics import silhouette_score
+
+    features = np.asarray(features, dtype=np.float64)
+    if features.ndim != 2 or not np.isfinite(features).all():
+        raise InputError(f"agent features must be a finite (agents, dims) array, got shape {features.shape}")
+    n_agents = features.shape[0]
+    _check_range(n_agents, k_min, k_max)
+    neighbours = max(2, min(n_agents - 1, int(round(np.sqrt(n_agents))) + 1))
+    best = None
+    for k in range(k_min, k_max + 1):
+        model = SpectralClustering(n_clusters=k, affinity="nearest_neighbors", n_neighbors=neighbours,
+                                   assign_labels="kmeans", random_state=seed)
+        labels = model.fit_predict(features)
+        if len(np.unique(labels)) < 2:
+            continue
+        score = float(silhouette_score(features, labels))
+        if best is None or score > best[2]:
+            best = (canonical_labels(labels), k, score)
+    if best is None:
+        return np.zeros(n_agents, dtype=np.int64), 1, float("nan")
+    return best
+
+
+def canonical_labels(labels: np.ndarray) -> np.ndarray:
+    """Relabel groups in order of first appearance by agent id, so equal partitions have equal labels."""
+    order = {}
+    return np.array([order.setdefault(int(g), len(order)) for g in labels], dtype=np.int64)
+
+
+def moved_fraction(old: np.ndarray, new: np.ndarray) -> float:
+    """Fraction of agents that changed group, minimised over matchings of group names (small k: brute force)."""
+    old, new = canonical_labels(old), canonical_labels(new)
+    names = range(max(old.max(), new.max()) + 1)
+    best = min(np.mean(np.array([perm[g] for g in new]) != old) for perm in permutations(names))
+    return float(best)
+
+
+def choose_groups(previous: np.ndarray | None, features: np.ndarray, k_min: int, k_max: int,
+                  stability: float, seed: int = 0) -> Grouping:
+    """Recluster and apply the stability rule: accept only if more than ``stability``·n agents moved."""
+    if not 0.0 <= stability <= 1.0:
+        raise ConfigError(f"stability δ must be in [0, 1], got {stability}")
+    labels, k, score = cluster_agents(features, k_min, k_max, seed)
+    if previous is None:
+        return Grouping(labels, k, score, 1.0, True)
+    moved = moved_fraction(previous, labels)
+    if moved > stability:
+        return Grouping(labels, k, score, moved, True)
+    return Grouping(canonical_labels(previous), int(np.max(previous)) + 1, score, moved, False)
+
+
+def incidence_matrix(labels: np.ndarray) -> np.ndarray:
+    """Binary hyperedge incidence H (groups × agents): one hyperedge per group."""
+    labels = canonical_labels(labels)
+    return (labels[None, :] == np.arange(labels.max() + 1)[:, None]).astype(np.float32)

@@ -1,0 +1,88 @@
+"""Hypergraph attention convolution (HYGMA step 3), 2 layers (in → 64 → 48), 4 heads.
+
+``mode="paper"`` is the paper's D_v^{-1/2} H_a W D_e^{-1} H_aᵀ D_v^{-1/2} X Θ with an attention-weighted
+incidence H_a (agent queries against hyperedge keys, softmax over the hyperedges an agent belongs to);
+``mode="code"`` is the official code's layer (ReLU(XΘ), group sums, multi-head attention, ReLU(Linear)).
+Attention weights keep their gradient (the official code detached them), so L_attention trains them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+class HypergraphAttention(nn.Module):
+    """One layer; ``forward(x (B, n, d), h (E, n))`` returns features (B, n, out) and attention (B, heads, n, E)."""
+
+    def __init__(self, in_dim: int, out_dim: int, heads: int = 4, mode: str = "paper"):
+        super().__init__()
+        if out_dim % heads:
+            raise ValueError(f"out_dim {out_dim} must be divisible by heads {heads}")
+        self.heads, self.mode = heads, mode
+        self.theta = nn.Linear(in_dim, out_dim)
+        self.query = nn.Linear(out_dim, out_dim)
+        self.key = nn.Linear(out_dim, out_dim)
+        self.out = nn.Linear(out_dim, out_dim) if mode == "code" else None  # the code's output projection
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        b, m, d = x.shape
+        return x.view(b, m, self.heads, d // self.heads).transpose(1, 2)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        xt = self.theta(x)
+        if self.mode == "code":
+            xt = torch.relu(xt)
+        edges = torch.einsum("en,bnd->bed", h, xt) / h.sum(dim=1).clamp(min=1)[None, :, None]
+        q, k = self._split(self.query(xt)), self._split(self.key(edges))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        member = h.T.bool()[None, None]
+        attention = torch.softmax(scores.masked_fill(~member, -1e9), dim=-1) * member
+        if self.mode == "code":
+            mixed = (attention @ self._split(edges)).transpose(1, 2).reshape(xt.shape)
+            return torch.relu(self.out(mixed)), attention
+        return torch.relu(self._normalised_conv(xt, attention)), attention
+
+    def _normalised_conv(self, xt: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+        """D_v^{-1/2} H_a W D_e^{-1} H_aᵀ D_v^{-1/2} X Θ per head, with W = I and H_a the attended incidence."""
+        ha = attention  # (B, heads, n, E): node-by-edge weights
+        dv = ha.sum(-1).clamp(min=1e-6).rsqrt()  # (B, heads, n)
+        de = ha.sum(-2).clamp(min=1e-6).reciprocal()  # (B, heads, E)
+        xs = self._split(xt) * dv[..., None]
+        edge_msg = (ha.transpose(-1, -2) @ xs) * de[..., None]
+        nodes = (ha @ edge_msg) * dv[..., None]
+        return nodes.transpose(1, 2).reshape(xt.shape)
+
+
+class HGCN(nn.Module):
+    """Two attention layers, in → 64 → 48, returning features and each layer's attention."""
+
+    def __init__(self, in_dim: int, hidden: int = 64, out_dim: int = 48, heads: int = 4, mode: str = "paper"):
+        super().__init__()
+        self.layers = nn.ModuleList([HypergraphAttention(in_dim, hidden, heads, mode),
+                                     HypergraphAttention(hidden, out_dim, heads, mode)])
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        attentions = []
+        for layer in self.layers:
+            x, att = layer(x, h)
+            attentions.append(att)
+        return x, attentions
+
+
+def attention_loss(attention: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """KL(attention ‖ uniform over each agent's hyperedges), averaged over batch, heads and agents."""
+    member = h.T[None, None]
+    uniform = member / member.sum(-1, keepdim=True).clamp(min=1)
+    ratio = (attention.clamp(min=1e-9) / uniform.clamp(min=1e-9)).log()
+    return (attention * ratio * member).sum(-1).mean()
+
+
+def consistency_loss(features: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """Within-group variance of HGCN features (the official code used Q-values), averaged over groups."""
+    sizes = h.sum(dim=1).clamp(min=1)[None, :, None]
+    means = torch.einsum("en,bnd->bed", h, features) / sizes
+    spread = features[:, None] - means[:, :, None]  # (B, E, n, d)
+    return ((spread ** 2).sum(-1) * h[None]).sum(-1).div(sizes[..., 0]).mean()

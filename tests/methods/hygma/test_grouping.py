@@ -1,0 +1,47 @@
+import numpy as np
+import pytest
+from sklearn.metrics import adjusted_rand_score
+
+from paperkit.core.errors import ConfigError
+from paperkit.methods.hygma.grouping import choose_groups, cluster_agents, incidence_matrix, moved_fraction
+
+
+def _blobs(per_blob=4, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]])
+    truth = np.repeat(np.arange(3), per_blob)
+    return centres[truth] + rng.normal(scale=0.3, size=(truth.size, 2)), truth
+
+
+def test_three_separated_blobs_give_k3_and_ari_1():
+    features, truth = _blobs()
+    labels, k, score = cluster_agents(features, 2, 4)
+    assert k == 3
+    assert adjusted_rand_score(truth, labels) == 1.0
+    assert score > 0.9
+
+
+def test_stability_rule_keeps_old_partition_when_few_move():
+    features, truth = _blobs()
+    previous = truth.copy()
+    previous[-1] = 1  # one agent of 12 differs from the new clustering: 1/12 < δ
+    kept = choose_groups(previous, features, 2, 4, stability=0.4)
+    assert not kept.accepted and np.array_equal(kept.labels, previous)
+    assert kept.moved_fraction == pytest.approx(1 / 12)
+    far = np.array([0, 1, 2] * 4)  # most agents move: accepted
+    taken = choose_groups(far, features, 2, 4, stability=0.4)
+    assert taken.accepted and adjusted_rand_score(truth, taken.labels) == 1.0
+
+
+def test_moved_fraction_ignores_group_names_and_incidence_is_a_partition():
+    assert moved_fraction(np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0])) == 0.0
+    assert moved_fraction(np.array([0, 0, 1, 1]), np.array([0, 1, 1, 1])) == 0.25
+    h = incidence_matrix(np.array([2, 2, 0, 1]))
+    assert h.shape == (3, 4) and np.array_equal(h.sum(axis=0), np.ones(4))
+
+
+@pytest.mark.parametrize(("k_min", "k_max", "stability"), [(3, 2, 0.5), (2, 12, 0.5), (2, 3, 1.5)])
+def test_bad_ranges_raise_config_error(k_min, k_max, stability):
+    features, _ = _blobs()
+    with pytest.raises(ConfigError):
+        choose_groups(None, features, k_min, k_max, stability)
