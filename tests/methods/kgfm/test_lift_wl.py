@@ -25,7 +25,7 @@ def enumerate_homs(g, motif):
     end = {"h": h, "t": t}
     if motif in ("h2h", "t2t", "h2t", "t2h"):
         i, j = np.nonzero(same(end[motif[0]], end[motif[2]]))
-        return {(r[a], r[b]) for a, b in zip(i, j)}
+        return {(r[a], r[b]) for a, b in zip(i, j, strict=True)}
     if motif in ("tfh", "tft", "hft", "hfh"):
         meet1 = same(end[motif[0]], h)  # r1's end meets the middle edge's head
         meet3 = same(t, end[motif[2]])  # the middle edge's tail meets r3's end
@@ -70,7 +70,7 @@ def test_ultra_degree_weights_hand_case():
     g = Graph(np.array([[0, 0, 2], [0, 1, 3], [1, 1, 2]]), 4, 1)
     Eh, Et = incidence(g)
     e, w = _binary(Eh, Et, "h2h", ultra=True)
-    got = {tuple(x): y for x, y in zip(e.tolist(), w.tolist())}
+    got = {tuple(x): y for x, y in zip(e.tolist(), w.tolist(), strict=True)}
     assert got == pytest.approx({(0, 0): 0.5, (0, 1): 0.5, (1, 0): 0.5, (1, 1): 1.5})
     # h2t(r1, r0): v1? no; the tails are v2 (r0, r1) and v3 (r1), heads v0, v1: no entity is both
     assert len(_binary(Eh, Et, "h2t", ultra=True)[0]) == 0

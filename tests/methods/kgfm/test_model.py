@@ -8,8 +8,15 @@ from paperkit.methods.kgfm.data import Graph, build_vocab, encode, filter_sets
 from paperkit.methods.kgfm.generators import connecthub, rules
 from paperkit.methods.kgfm.lift import lift
 from paperkit.methods.kgfm.model import ModelConfig, MotifModel
-from paperkit.methods.kgfm.train import (GraphTensors, classify, evaluate, filter_mask, filtered_ranks,
-                                         train_classifier, train_ranking)
+from paperkit.methods.kgfm.train import (
+    GraphTensors,
+    classify,
+    evaluate,
+    filter_mask,
+    filtered_ranks,
+    train_classifier,
+    train_ranking,
+)
 
 
 def small_kg(seed, n=15, n_rel=3, m=30):

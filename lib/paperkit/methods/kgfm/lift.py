@@ -146,7 +146,7 @@ def lift(graph: Graph, family: str, *, max_hyperedges: int | None = 5_000_000) -
                 size = star_size(graph, k)
                 if size > max_hyperedges:
                     raise UsageError(f"--motifs {family}: the {k}-star lift enumerates {size:,} hyperedges, over "
-                                     f"the limit of {max_hyperedges:,}; use a smaller arity or --force")
+                                     f"the limit of {max_hyperedges:,}; use a smaller arity or raise --max-hyperedges")
             e = _star(Et, k)
             w = np.ones(len(e))
         out.edges[name] = e
