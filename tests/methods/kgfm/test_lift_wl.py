@@ -90,8 +90,8 @@ def test_wl_connecthub_f2_ties_and_k_plus_1_star_separates(k):
 
     def classes(family):
         ec = entity_colors(g, relation_colors(lift(g, family), q), u)
-        pos = sorted(ec[v.entities.index(l["tail"])] for l in labels if l["label"] == 1)
-        neg = sorted(ec[v.entities.index(l["tail"])] for l in labels if l["label"] == 0)
+        pos = sorted(ec[v.entities.index(x["tail"])] for x in labels if x["label"] == 1)
+        neg = sorted(ec[v.entities.index(x["tail"])] for x in labels if x["label"] == 0)
         return pos, neg
 
     for family in ("ultra", "f2", "f3", f"star{k}"):
