@@ -195,15 +195,19 @@ def load_checkpoint(path: str, dim: int | None = None) -> dict:
 def _read_links(path: str, splits: dict[str, LoadedGraph]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     t = tables.read_table(path)
     for col in ("split", "head", "relation", "tail", "label"):
-        if col not in t.columns:
+        if not t.has(col):
             raise InputError(f"{path}: missing column '{col}' (expected split, head, relation, tail, label)")
     out = {}
+    cols = {c: t.column(c) for c in ("split", "head", "relation", "tail", "label")}
     for split, lg in splits.items():
-        idx = [i for i, s in enumerate(t["split"]) if str(s) == split]
+        idx = [i for i, s in enumerate(cols["split"]) if str(s) == split]
         if not idx:
             continue
-        rows = [(str(t["head"][i]), str(t["relation"][i]), str(t["tail"][i])) for i in idx]
-        y = np.array([float(t["label"][i]) for i in idx])
+        rows = [(str(cols["head"][i]), str(cols["relation"][i]), str(cols["tail"][i])) for i in idx]
+        try:
+            y = np.array([float(cols["label"][i]) for i in idx])
+        except (TypeError, ValueError):
+            y = np.full(len(idx), np.nan)
         if not np.all(np.isin(y, (0.0, 1.0))):
             raise InputError(f"{path}: column 'label' must hold 0 or 1")
         out[split] = (encode(rows, lg.vocab, f"{path} ({split} rows)"), y)
