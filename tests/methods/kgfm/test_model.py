@@ -102,10 +102,10 @@ def test_connecthub2_ultra_cannot_separate_small():
 @pytest.mark.parametrize("family,check", [("ultra", lambda a: a <= 0.6), ("star3", lambda a: a >= 0.95)])
 def test_connecthub2_table1(family, check):
     import time
-    t = time.time()
+    t = time.process_time()  # CPU time: the 2-minute budget of the issue, robust to a shared machine's load
     acc = _connecthub_accuracy(family, 5, 30, 32)
     assert check(acc), acc
-    assert time.time() - t < 120
+    assert time.process_time() - t < 120
 
 
 def _rules_mrr(family, seed, epochs):
