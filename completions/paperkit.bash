@@ -869,6 +869,151 @@ _paperkit_kd_rank_diag_completion_setup() {
 
 _paperkit_kd_rank_diag_completion_setup;
 
+_paperkit_kgfm_eval_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KGFM_EVAL_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_kgfm_eval_completion_setup() {
+    complete -o nosort -F _paperkit_kgfm_eval_completion paperkit-kgfm-eval
+}
+
+_paperkit_kgfm_eval_completion_setup;
+
+_paperkit_kgfm_gen_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KGFM_GEN_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_kgfm_gen_completion_setup() {
+    complete -o nosort -F _paperkit_kgfm_gen_completion paperkit-kgfm-gen
+}
+
+_paperkit_kgfm_gen_completion_setup;
+
+_paperkit_kgfm_lift_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KGFM_LIFT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_kgfm_lift_completion_setup() {
+    complete -o nosort -F _paperkit_kgfm_lift_completion paperkit-kgfm-lift
+}
+
+_paperkit_kgfm_lift_completion_setup;
+
+_paperkit_kgfm_motif_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KGFM_MOTIF_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_kgfm_motif_completion_setup() {
+    complete -o nosort -F _paperkit_kgfm_motif_completion paperkit-kgfm-motif
+}
+
+_paperkit_kgfm_motif_completion_setup;
+
+_paperkit_kgfm_wl_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_KGFM_WL_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_kgfm_wl_completion_setup() {
+    complete -o nosort -F _paperkit_kgfm_wl_completion paperkit-kgfm-wl
+}
+
+_paperkit_kgfm_wl_completion_setup;
+
 _paperkit_ldsmc_bench_completion() {
     local IFS=$'\n'
     local response

@@ -539,6 +539,96 @@ end;
 
 complete --no-files --command paperkit-kd-rank-diag --arguments "(_paperkit_kd_rank_diag_completion)";
 
+function _paperkit_kgfm_eval_completion;
+    set -l response (env _PAPERKIT_KGFM_EVAL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kgfm-eval);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-kgfm-eval --arguments "(_paperkit_kgfm_eval_completion)";
+
+function _paperkit_kgfm_gen_completion;
+    set -l response (env _PAPERKIT_KGFM_GEN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kgfm-gen);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-kgfm-gen --arguments "(_paperkit_kgfm_gen_completion)";
+
+function _paperkit_kgfm_lift_completion;
+    set -l response (env _PAPERKIT_KGFM_LIFT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kgfm-lift);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-kgfm-lift --arguments "(_paperkit_kgfm_lift_completion)";
+
+function _paperkit_kgfm_motif_completion;
+    set -l response (env _PAPERKIT_KGFM_MOTIF_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kgfm-motif);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-kgfm-motif --arguments "(_paperkit_kgfm_motif_completion)";
+
+function _paperkit_kgfm_wl_completion;
+    set -l response (env _PAPERKIT_KGFM_WL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kgfm-wl);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-kgfm-wl --arguments "(_paperkit_kgfm_wl_completion)";
+
 function _paperkit_ldsmc_bench_completion;
     set -l response (env _PAPERKIT_LDSMC_BENCH_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-ldsmc-bench);
 

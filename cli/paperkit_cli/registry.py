@@ -85,7 +85,7 @@ PAPERS: tuple[Paper, ...] = (
                                          "var-approx-construct")),
     Paper("kgfm-motif", "How Expressive are Knowledge Graph Foundation Models?",
           "Xingyue Huang, Pablo Barceló, Michael M. Bronstein, İsmail İlkan Ceylan, Mikhail Galkin, "
-          "Juan L. Reutter, Miguel Romero Orth", "2502.13339", ("kgfm-motif",)),
+          "Juan L. Reutter, Miguel Romero Orth", "2502.13339", ("kgfm-gen", "kgfm-lift", "kgfm-wl", "kgfm-motif", "kgfm-eval")),
     Paper("disempower-sim", "Position: Humanity Faces Existential Risk from Gradual Disempowerment",
           "Jan Kulveit, Raymond Douglas, Nora Ammann, Deger Turan, David Krueger, David Duvenaud", "2501.16946",
           ("disempower-sim", "disempower-compare", "disempower-sweep", "disempower-explain"),

@@ -1,0 +1,44 @@
+# kgfm: MOTIF's Table 1 on ConnectHub(k) (ultra and starm, 3 seeds), the WL separations, and zero-shot MRR on
+# rule KGs (none < f2 <= f3, 3 seeds). See kgfm/README.md.
+EXAMPLES += kgfm
+KGFM_SEEDS := 0 1 2
+KGFM_KS := 2 3 4
+KGFM_PY ?= python
+# starm for m <= k+1, and ultra, for each k
+kgfm_models = ultra $(foreach m,$(shell seq 2 $$(($(1)+1))),star$(m))
+KGFM_T1 := $(foreach k,$(KGFM_KS),$(foreach f,$(call kgfm_models,$(k)),$(foreach s,$(KGFM_SEEDS),\
+             kgfm/out/ch$(k)/$(f)-seed$(s)/manifest.json)))
+KGFM_RULES := $(foreach f,none f2 f3,$(foreach s,$(KGFM_SEEDS),kgfm/out/rules/$(f)-seed$(s).json))
+
+kgfm: kgfm/out/table1.md kgfm/out/wl.md kgfm/out/rules.md
+
+kgfm/out/data-ch%/manifest.json:
+	$(PAPERKIT) kgfm-gen --kind connecthub --k $* --graphs 5 --run-dir $(@D) --resume -q
+
+kgfm/out/data-rules/manifest.json:
+	$(PAPERKIT) kgfm-gen --kind rules --families 6 --run-dir $(@D) --resume -q
+
+kgfm/out/data-search/manifest.json:
+	$(PAPERKIT) kgfm-gen --kind search --run-dir $(@D) --resume -q
+
+.SECONDEXPANSION:
+kgfm/out/ch%/manifest.json: kgfm/configs/connecthub.yaml kgfm/out/data-ch$$(firstword $$(subst /, ,$$*))/manifest.json
+	d=kgfm/out/data-ch$(firstword $(subst /, ,$*)); run=$(@D); name=$$(basename $$run); \
+	$(PAPERKIT) kgfm-motif --config $< --train $$d/train.tsv --test $$d/test.tsv --labels $$d/labels.csv \
+	  --motifs $${name%-seed*} --seed $${name##*-seed} --run-dir $$run --resume -q > /dev/null
+
+kgfm/out/rules/%.json: kgfm/configs/rules.yaml kgfm/out/data-rules/manifest.json
+	n=$*; $(PAPERKIT) kgfm-motif --config $< --train kgfm/out/data-rules/train.tsv \
+	  --valid kgfm/out/data-rules/valid.tsv --motifs $${n%-seed*} --seed $${n##*-seed} \
+	  --run-dir kgfm/out/rules/$*-run --resume -q > /dev/null
+	$(PAPERKIT) kgfm-eval --model kgfm/out/rules/$*-run/model.pt --graph kgfm/out/data-rules/test_graph.tsv \
+	  --queries kgfm/out/data-rules/test.tsv -o $@ -q
+
+kgfm/out/table1.md: $(KGFM_T1)
+	$(KGFM_PY) kgfm/summarize.py table1 kgfm/out > $@
+
+kgfm/out/rules.md: $(KGFM_RULES)
+	$(KGFM_PY) kgfm/summarize.py rules kgfm/out > $@
+
+kgfm/out/wl.md: $(foreach k,$(KGFM_KS),kgfm/out/data-ch$(k)/manifest.json) kgfm/out/data-search/manifest.json
+	$(KGFM_PY) kgfm/summarize.py wl kgfm/out > $@

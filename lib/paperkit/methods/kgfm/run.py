@@ -1,0 +1,390 @@
+"""Orchestration of the kgfm-* commands: settings (the single source of defaults), prepare (read and validate
+every input before a run dir exists), execute (long parts through ``run.cached``)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from paperkit.core import io, tables
+from paperkit.core.errors import InputError, UsageError
+from paperkit.core.progress import progress as default_progress
+from paperkit.methods.kgfm import generators
+from paperkit.methods.kgfm.data import (
+    Graph,
+    Vocab,
+    build_vocab,
+    check_conditionable,
+    encode,
+    filter_sets,
+    read_triples,
+)
+from paperkit.methods.kgfm.lift import Lift, hyperedge_rows, lift, parse_family
+from paperkit.methods.kgfm.wl import entity_colors, relation_colors, separated_pairs
+
+KINDS = ("connecthub", "search", "rules")
+
+
+# ------------------------------------------------------------------------------------------- gen
+@dataclass(frozen=True)
+class GenSettings:
+    kind: str = "connecthub"
+    k: int = 2
+    graphs: int = 5
+    families: int = 6
+    generations: int = 3
+    seed: int = 0
+
+
+def execute_gen(s: GenSettings) -> generators.Generated:
+    if s.kind == "connecthub":
+        if s.graphs < 2:
+            raise UsageError("--graphs must be at least 2 (ConnectHub splits 70/30 by graph)")
+        return generators.connecthub(s.k, s.graphs, s.seed)
+    if s.kind == "rules":
+        return generators.rules(s.seed, families=s.families, generations=s.generations)
+    found = generators.search_f2_f3(s.seed)
+    if found is None:
+        raise UsageError(f"--kind search found no F2-tied, F3-separated pair with --seed {s.seed}; try another seed")
+    return found
+
+
+# ------------------------------------------------------------------------------------------ lift
+@dataclass(frozen=True)
+class LiftSettings:
+    graph: str = ""
+    motifs: tuple[str, ...] = ("f3",)
+    max_hyperedges: int = 5_000_000
+
+
+@dataclass
+class LoadedGraph:
+    path: str
+    vocab: Vocab
+    triples: np.ndarray
+    graph: Graph
+
+
+def load_graph(path: str | os.PathLike) -> LoadedGraph:
+    rows = read_triples(path)
+    vocab = build_vocab(rows)
+    tr = encode(rows, vocab, io.display_name(path))
+    return LoadedGraph(str(path), vocab, tr, Graph.from_triples(tr, vocab.n_entities, vocab.n_relations))
+
+
+def check_families(motifs: tuple[str, ...]) -> None:
+    for m in motifs:
+        parse_family(m)
+
+
+def run_lift(s: LiftSettings) -> tuple[LoadedGraph, dict[str, Lift]]:
+    check_families(s.motifs)
+    lg = load_graph(s.graph)
+    return lg, {m: lift(lg.graph, m, max_hyperedges=s.max_hyperedges) for m in s.motifs}
+
+
+def lift_rows(lg: LoadedGraph, lifts: dict[str, Lift]) -> tuple[list[dict], list[dict]]:
+    """hyperedges.csv rows (family first) and count rows per (family, motif)."""
+    rows, counts = [], []
+    for fam, lf in lifts.items():
+        rows += [{"family": fam, **r} for r in hyperedge_rows(lf, lg.vocab.relations)]
+        counts += [{"family": fam, "motif": m, "hyperedges": n} for m, n in lf.counts().items()]
+    width = max((len([k for k in r if k.startswith("r") and k[1:].isdigit()]) for r in rows), default=2)
+    for r in rows:
+        for i in range(width):
+            r.setdefault(f"r{i}", "")
+        r["weight"] = r.pop("weight")
+    return rows, counts
+
+
+# -------------------------------------------------------------------------------------------- wl
+@dataclass(frozen=True)
+class WlSettings:
+    graph: str = ""
+    motifs: tuple[str, ...] = ("f2", "f3")
+    query: str | None = None
+    source: str | None = None
+    rounds: int | None = None
+    max_hyperedges: int = 5_000_000
+
+
+def run_wl(s: WlSettings) -> dict[str, Any]:
+    """Relation colours per family (and link colours from --source); which pairs each family separates."""
+    lg, lifts = run_lift(LiftSettings(s.graph, s.motifs, s.max_hyperedges))
+    v = lg.vocab
+    names = v.relations + [f"{n}^-1" for n in v.relations]
+    q = 0 if s.query is None else _index(names, s.query, "--query", "relation", lg.path)
+    u = None if s.source is None else _index(v.entities, s.source, "--source", "entity", lg.path)
+    rows, summary = [], []
+    for fam, lf in lifts.items():
+        rc = relation_colors(lf, q, s.rounds)
+        sep, tied = separated_pairs(rc, [r for r in range(lg.graph.n_rel2) if r != q])
+        rows += [{"family": fam, "kind": "relation", "name": names[r], "color": f"{int(c):016x}"} for r, c in
+                 enumerate(rc)]
+        item = {"family": fam, "relation_classes": len(set(rc.tolist())), "relations_tied": len(tied),
+                "tied": [f"{names[a]}={names[b]}" for a, b in tied][:20]}
+        if u is not None:
+            ec = entity_colors(lg.graph, rc, u, s.rounds)
+            rows += [{"family": fam, "kind": "link", "name": f"({v.entities[u]}, {names[q]}, {e})",
+                      "color": f"{int(c):016x}"} for e, c in zip(v.entities, ec.tolist(), strict=True)]
+            item["link_classes"] = len(set(ec.tolist()))
+        summary.append(item)
+    return {"query": names[q], "source": None if u is None else v.entities[u], "rows": rows, "summary": summary}
+
+
+def _index(names: list[str], name: str, flag: str, what: str, path: str) -> int:
+    if name not in names:
+        raise UsageError(f"{flag} '{name}': no {what} of that name in {path}")
+    return names.index(name)
+
+
+# ----------------------------------------------------------------------------------------- train
+@dataclass(frozen=True)
+class MotifSettings:
+    train: str = ""
+    valid: str | None = None
+    test: str | None = None
+    labels: str | None = None
+    motifs: str = "f3"
+    dim: int = 64
+    layers: int = 6
+    dropout: float = 0.2
+    neg: int = 64
+    epochs: int = 10
+    batch_size: int = 16
+    lr: float = 5e-4
+    temperature: float = 1.0
+    init: str | None = None
+    max_hyperedges: int = 5_000_000
+    seed: int = 0
+    device: str = "auto"
+
+
+@dataclass
+class MotifInputs:
+    settings: MotifSettings
+    train: LoadedGraph
+    valid: np.ndarray | None
+    test: np.ndarray | None
+    test_graph: LoadedGraph | None
+    links: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    init_state: dict | None = None
+
+
+def _positive(value: float, flag: str) -> None:
+    if not value > 0:
+        raise UsageError(f"{flag} must be > 0 (got {value})")
+
+
+def load_checkpoint(path: str, dim: int | None = None) -> dict:
+    io.require_file(path)
+    try:
+        ck = io.load_torch(path)
+    except Exception as e:  # noqa: BLE001 - any unreadable file is the user's input problem
+        raise InputError(f"{path}: not a kgfm-motif checkpoint ({type(e).__name__})") from None
+    if not isinstance(ck, dict) or "config" not in ck or "state_dict" not in ck:
+        raise InputError(f"{path}: not a kgfm-motif checkpoint (no config/state_dict)")
+    if dim is not None and ck["config"].get("dim") != dim:
+        raise InputError(f"{path}: checkpoint has dimension {ck['config'].get('dim')}, but --dim is {dim}")
+    return ck
+
+
+def _read_links(path: str, splits: dict[str, LoadedGraph]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    t = tables.read_table(path)
+    for col in ("split", "head", "relation", "tail", "label"):
+        if not t.has(col):
+            raise InputError(f"{path}: missing column '{col}' (expected split, head, relation, tail, label)")
+    out = {}
+    cols = {c: t.column(c) for c in ("split", "head", "relation", "tail", "label")}
+    for split, lg in splits.items():
+        idx = [i for i, s in enumerate(cols["split"]) if str(s) == split]
+        if not idx:
+            continue
+        rows = [(str(cols["head"][i]), str(cols["relation"][i]), str(cols["tail"][i])) for i in idx]
+        try:
+            y = np.array([float(cols["label"][i]) for i in idx])
+        except (TypeError, ValueError):
+            y = np.full(len(idx), np.nan)
+        if not np.all(np.isin(y, (0.0, 1.0))):
+            raise InputError(f"{path}: column 'label' must hold 0 or 1")
+        out[split] = (encode(rows, lg.vocab, f"{path} ({split} rows)"), y)
+    if "train" not in out:
+        raise InputError(f"{path}: no rows with split 'train'")
+    return out
+
+
+def prepare_motif(s: MotifSettings) -> MotifInputs:
+    parse_family(s.motifs)
+    _positive(s.neg, "--neg")
+    _positive(s.lr, "--lr")
+    _positive(s.temperature, "--temperature")
+    init = load_checkpoint(s.init, s.dim) if s.init else None
+    tr = load_graph(s.train)
+    from paperkit.methods.kgfm.lift import star_size
+    if s.motifs.startswith("star") and star_size(tr.graph, int(s.motifs[4:])) > s.max_hyperedges:
+        lift(tr.graph, s.motifs, max_hyperedges=s.max_hyperedges)  # raises the size error
+    if s.labels:
+        test_graph = load_graph(s.test) if s.test else None
+        links = _read_links(s.labels, {"train": tr, **({"test": test_graph} if test_graph else {})})
+        return MotifInputs(s, tr, None, None, test_graph, links, init)
+    valid = encode(read_triples(s.valid), tr.vocab, s.valid) if s.valid else None
+    test = encode(read_triples(s.test), tr.vocab, s.test) if s.test else None
+    for arr, src in ((valid, s.valid), (test, s.test)):
+        if arr is not None:
+            check_conditionable(arr, tr.graph, tr.vocab, src)
+    return MotifInputs(s, tr, valid, test, None, {}, init)
+
+
+@dataclass
+class MotifResult:
+    checkpoint: dict
+    metrics: dict[str, Any]
+    curve: list[dict[str, Any]]
+    rel_sim: np.ndarray
+    relation_names: list[str]
+
+
+def _model_and_tensors(s: MotifSettings, lg: LoadedGraph, init: dict | None):
+    import torch
+
+    from paperkit.core.devices import resolve_device
+    from paperkit.methods.kgfm.model import ModelConfig, MotifModel
+    from paperkit.methods.kgfm.train import GraphTensors
+
+    dev = resolve_device(s.device)
+    torch.manual_seed(s.seed)
+    cfg = ModelConfig(family=s.motifs, dim=s.dim, layers=s.layers, dropout=s.dropout)
+    if init is not None:
+        cfg = replace(cfg, layers=init["config"]["layers"])
+    model = MotifModel(cfg).to(dev)
+    if init is not None:
+        _load_state(model, init, s.init or "checkpoint")
+    gt = GraphTensors.build(lg.graph, lift(lg.graph, s.motifs, max_hyperedges=s.max_hyperedges), model.types, dev)
+    return model, gt
+
+
+def _load_state(model: Any, ck: dict, path: str) -> None:
+    try:
+        model.load_state_dict(ck["state_dict"])
+    except RuntimeError as e:
+        raise InputError(f"{path}: checkpoint does not fit this model ({str(e).splitlines()[0][:160]})") from None
+
+
+def relation_similarity(model: Any, gt: Any) -> np.ndarray:
+    """Cosine similarity of z_q | q (each relation's representation conditioned on itself)."""
+    import torch
+
+    model.eval()
+    R = gt.graph.n_relations
+    with torch.no_grad():
+        q = torch.arange(R, device=gt.edges.device)
+        z = model.relations(gt.lift, q, gt.graph.n_rel2)[q, q]
+        z = torch.nn.functional.normalize(z, dim=1)
+        return (z @ z.T).cpu().numpy()
+
+
+def execute_motif(inputs: MotifInputs, run: Any, progress: Any = default_progress) -> MotifResult:
+    from paperkit.methods.kgfm import train as T
+
+    s = inputs.settings
+    model, gt = _model_and_tensors(s, inputs.train, inputs.init_state)
+    R = inputs.train.vocab.n_relations
+    splits = [x for x in (inputs.train.triples, inputs.valid, inputs.test) if x is not None]
+    filters = filter_sets(*splits, n_relations=R)
+
+    def compute() -> dict:
+        curve: list[dict[str, Any]] = []
+        with progress(total=s.epochs, desc=f"train {s.motifs}", unit="epoch") as bar:
+            for epoch in range(s.epochs):
+                row: dict[str, Any] = {"epoch": epoch}
+                if inputs.links:
+                    links, y = inputs.links["train"]
+                    row["loss"] = T.train_classifier(model, gt, links, y, epochs=1, batch_size=s.batch_size, lr=s.lr,
+                                                     seed=s.seed + epoch)[0]
+                else:
+                    row["loss"] = T.train_ranking(model, gt, inputs.train.triples, filters, epochs=1,
+                                                  batch_size=s.batch_size, n_neg=s.neg, lr=s.lr, seed=s.seed + epoch,
+                                                  temperature=s.temperature)[0]
+                    if inputs.valid is not None:
+                        row["valid_mrr"] = T.evaluate(model, gt, inputs.valid, filters, s.batch_size)["mrr"]
+                curve.append(row)
+                bar.update(1)
+        return {"checkpoint": model.checkpoint(), "curve": curve}
+
+    out = run.cached("model", compute, fmt="pt")
+    _load_state(model, out["checkpoint"], "model checkpoint")
+    metrics: dict[str, Any] = {"motifs": s.motifs}
+    if inputs.links:
+        metrics.update(classification_metrics(model, gt, *inputs.links["train"], "train"))
+        if "test" in inputs.links and inputs.test_graph is not None:
+            _, gte = _model_and_tensors(s, inputs.test_graph, None)
+            metrics.update(classification_metrics(model, gte, *inputs.links["test"], "test"))
+    else:
+        for name, arr in (("valid", inputs.valid), ("test", inputs.test)):
+            if arr is not None:
+                res = T.evaluate(model, gt, arr, filters, s.batch_size)
+                metrics[name] = {k: v for k, v in res.items() if k != "ranks"}
+    return MotifResult(out["checkpoint"], metrics, out["curve"], relation_similarity(model, gt),
+                       inputs.train.vocab.relations)
+
+
+def classification_metrics(model: Any, gt: Any, links: np.ndarray, y: np.ndarray, split: str) -> dict[str, float]:
+    from paperkit.methods.kgfm.train import classify
+
+    logits = classify(model, gt, links)
+    return {f"{split}_accuracy": float(np.mean((logits > 0) == (y > 0.5))), f"{split}_links": int(len(y))}
+
+
+# ------------------------------------------------------------------------------------------ eval
+@dataclass(frozen=True)
+class EvalSettings:
+    model: str = ""
+    graph: str = ""
+    queries: str = ""
+    epochs: int = 0
+    neg: int = 64
+    lr: float = 5e-4
+    batch_size: int = 16
+    seed: int = 0
+    device: str = "auto"
+
+
+@dataclass
+class EvalInputs:
+    settings: EvalSettings
+    checkpoint: dict
+    graph: LoadedGraph
+    queries: np.ndarray
+
+
+def prepare_eval(s: EvalSettings) -> EvalInputs:
+    _positive(s.neg, "--neg")
+    _positive(s.lr, "--lr")
+    ck = load_checkpoint(s.model)
+    lg = load_graph(s.graph)
+    q = encode(read_triples(s.queries), lg.vocab, s.queries)
+    check_conditionable(q, lg.graph, lg.vocab, s.queries)
+    return EvalInputs(s, ck, lg, q)
+
+
+def execute_eval(inputs: EvalInputs, progress: Any = default_progress) -> dict[str, Any]:
+    """Zero-shot metrics of a checkpoint on another graph, or after ``epochs`` of fine-tuning on it."""
+    from paperkit.methods.kgfm import train as T
+
+    s, ck = inputs.settings, inputs.checkpoint
+    c = ck["config"]
+    ms = MotifSettings(motifs=c["family"], dim=c["dim"], layers=c["layers"], dropout=c["dropout"], seed=s.seed,
+                       device=s.device)
+    model, gt = _model_and_tensors(ms, inputs.graph, ck)
+    filters = filter_sets(inputs.graph.triples, inputs.queries, n_relations=inputs.graph.vocab.n_relations)
+    if s.epochs:
+        T.train_ranking(model, gt, inputs.graph.triples, filter_sets(inputs.graph.triples,
+                        n_relations=inputs.graph.vocab.n_relations), epochs=s.epochs, batch_size=s.batch_size,
+                        n_neg=s.neg, lr=s.lr, seed=s.seed)
+    with progress(total=2 * len(inputs.queries), desc="rank", unit="query") as bar:
+        res = T.evaluate(model, gt, inputs.queries, filters, s.batch_size, on_batch=bar.update)
+    return {"motifs": c["family"], "mode": "fine-tuned" if s.epochs else "zero-shot", "epochs": s.epochs,
+            **{k: v for k, v in res.items() if k != "ranks"}}

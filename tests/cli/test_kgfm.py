@@ -1,0 +1,113 @@
+"""kgfm-* commands: the gen -> lift -> wl -> motif -> eval pipeline, same seed same bytes, bad input."""
+
+import json
+
+import pytest
+
+GOOD = "a\tr\tb\nb\ts\tc\nc\tr\ta\na\ts\tc\n"
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    from paperkit.methods.kgfm.data import write_triples
+    from paperkit.methods.kgfm.generators import rules
+
+    d = tmp_path_factory.mktemp("kgfm")
+    gen = rules(0, families=2, generations=2)
+    for name, rows in gen.splits.items():
+        write_triples(d / f"{name}.tsv", rows)
+    return d
+
+
+def test_gen_lift_wl_pipeline_and_same_bytes(pk, tmp_path):
+    for name in ("a", "b"):
+        r = pk("kgfm-gen", "--kind", "connecthub", "--k", "2", "--graphs", "3", "--run-dir", tmp_path / name, "-q")
+        assert r.exit_code == 0, r.stderr
+    for f in ("train.tsv", "test.tsv", "labels.csv", "meta.json"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+    graph = tmp_path / "a" / "train.tsv"
+    r = pk("kgfm-lift", "--graph", graph, "--motifs", "f3,star3", "-o", tmp_path / "h.csv")
+    assert r.exit_code == 0, r.stderr
+    assert "star3" in r.stderr and "tfh" in r.stderr
+    header = (tmp_path / "h.csv").read_text().splitlines()[0]
+    assert header == "family,motif,r0,r1,r2,weight"
+    r = pk("kgfm-wl", "--graph", graph, "--motifs", "f2,star3", "--query", "g0:r0", "--source", "g0:u",
+           "-o", tmp_path / "c.csv")
+    assert r.exit_code == 0, r.stderr
+    rows = (tmp_path / "c.csv").read_text().splitlines()
+    assert rows[0] == "family,kind,name,color" and any(",link," in x for x in rows)
+
+
+def test_motif_train_eval_and_refusals(pk, data, tmp_path):
+    run = tmp_path / "run"
+    r = pk("kgfm-motif", "--train", data / "train.tsv", "--valid", data / "valid.tsv", "--motifs", "f2", "--dim", "8",
+           "--layers", "2", "--epochs", "1", "--neg", "8", "--batch-size", "64", "--run-dir", run, "-q")
+    assert r.exit_code == 0, r.stderr
+    line = json.loads(r.stdout)
+    assert 0 < line["valid"]["mrr"] <= 1
+    for f in ("model.pt", "metrics.json", "curve.csv", "curves.png", "rel_sim.png", "manifest.json"):
+        assert (run / f).is_file(), f
+    r = pk("kgfm-eval", "--model", run / "model.pt", "--graph", data / "test_graph.tsv", "--queries",
+           data / "test.tsv", "-q")
+    assert r.exit_code == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["mode"] == "zero-shot" and res["queries"] == 2 * res["tail"]["queries"]
+    _refusals(pk, run, data, tmp_path)
+
+
+def _one_line(r, code):
+    assert r.exit_code == code, f"exit {r.exit_code}: {r.stderr}"
+    assert r.stderr.count("\n") == 1 and ": error: " in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "bug in paperkit" not in r.stderr
+
+
+@pytest.fixture(scope="module")
+def bad(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bad")
+    files = {"two.tsv": "a\tr\n", "empty.tsv": "", "latin1.tsv": "a\tr\t\xe9\n".encode("latin-1"), "good.tsv": GOOD,
+             "newrel.tsv": "a\tr\tb\n", "unseen.tsv": "a\tr\tb\n", "notpt.pt": b"\x00garbage"}
+    for name, data in files.items():
+        (d / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+    return d
+
+
+@pytest.mark.parametrize("kind,needle", [("two.tsv", "line 1"), ("empty.tsv", "empty graph"),
+                                         ("latin1.tsv", "UTF-8"), ("missing.tsv", "missing.tsv")])
+def test_bad_graph_files(pk, bad, tmp_path, kind, needle):
+    for cmd in (("kgfm-lift", "--graph", bad / kind), ("kgfm-motif", "--train", bad / kind, "--run-dir",
+                                                       tmp_path / "run")):
+        r = pk(*cmd)
+        _one_line(r, 3)
+        assert needle in r.stderr
+        assert not (tmp_path / "run").exists()
+
+
+def test_bad_options_and_inputs(pk, bad, data, tmp_path):
+    run = tmp_path / "run"
+    g = bad / "good.tsv"
+    _one_line(pk("kgfm-lift", "--graph", g, "--motifs", "f9"), 2)
+    _one_line(r := pk("kgfm-lift", "--graph", data / "train.tsv", "--motifs", "star5", "--max-hyperedges", "100"), 2)
+    assert "hyperedges" in r.stderr and "--max-hyperedges" in r.stderr
+    _one_line(pk("kgfm-motif", "--train", g, "--neg", "0", "--run-dir", run), 2)
+    _one_line(pk("kgfm-motif", "--train", g, "--motifs", "bogus", "--run-dir", run), 2)
+    _one_line(pk("kgfm-motif", "--init", bad / "notpt.pt", "--train", g, "--run-dir", tmp_path / "r2"), 3)
+    assert not (tmp_path / "r2").exists()
+
+
+def _refusals(pk, run, data, tmp_path):
+    # 's' has edges in the graph, 't' has none once only the query file names it
+    (tmp_path / "g.tsv").write_text("a\ts\tb\nb\ts\tc\nc\tt\td\n")
+    (tmp_path / "q.tsv").write_text("a\ts\tc\n")
+    ok = pk("kgfm-eval", "--model", run / "model.pt", "--graph", tmp_path / "g.tsv", "--queries", tmp_path / "q.tsv",
+            "-q")
+    assert ok.exit_code == 0, ok.stderr
+    (tmp_path / "g2.tsv").write_text("a\ts\tb\nb\ts\tc\n")
+    (tmp_path / "q2.tsv").write_text("a\tt\tc\n")
+    r = pk("kgfm-eval", "--model", run / "model.pt", "--graph", tmp_path / "g2.tsv", "--queries", tmp_path / "q2.tsv")
+    _one_line(r, 3)
+    r = pk("kgfm-motif", "--train", data / "train.tsv", "--init", run / "model.pt", "--dim", "16",
+           "--run-dir", tmp_path / "ft")
+    _one_line(r, 3)
+    assert "dimension 8" in r.stderr and not (tmp_path / "ft").exists()
+    _one_line(pk("kgfm-eval", "--model", run / "model.pt", "--graph", tmp_path / "g.tsv", "--queries",
+                 tmp_path / "q.tsv", "--neg", "0"), 2)
