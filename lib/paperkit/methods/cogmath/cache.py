@@ -179,6 +179,11 @@ class ResponseCache:
             app, version = con.execute("PRAGMA application_id").fetchone()[0], con.execute(
                 "PRAGMA user_version").fetchone()[0]
             cols = [r[1] for r in con.execute("PRAGMA table_info(responses)")]
+            if (app, version, cols) == (0, 0, []) and not con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                # An empty database: another run created the file and is initialising it right now.
+                _init_schema(con)
+                app, version = APPLICATION_ID, SCHEMA_VERSION
+                cols = [r[1] for r in con.execute("PRAGMA table_info(responses)")]
             if app != APPLICATION_ID or version != SCHEMA_VERSION or cols != list(_FIELDS):
                 raise InputError(f"{name}: a SQLite database but not a paperkit response cache (version "
                                  f"{SCHEMA_VERSION}); expected the cache of a cogmath run")

@@ -56,7 +56,7 @@ def execute_gen(s: GenSettings) -> generators.Generated:
 @dataclass(frozen=True)
 class LiftSettings:
     graph: str = ""
-    motifs: tuple[str, ...] = ("f3",)
+    motifs: tuple[str, ...] = ("f2", "f3")
     max_hyperedges: int = 5_000_000
 
 
