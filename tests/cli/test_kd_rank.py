@@ -267,3 +267,22 @@ def test_diag_reads_stdin_and_refuses_truncated_and_huge_input(pk, tmp_path):
     r = pk("kd-rank-diag", "--teacher-logits", t, "--student-logits", tmp_path / "huge.npy")
     assert r.exit_code == 3, (r.stderr, r.stdout[:200])
     assert "huge.npy" in r.stderr and "magnitude" in r.stderr and r.stdout == ""
+
+
+def test_npy_labels_must_be_integral_and_the_error_names_the_row(pk, tmp_path):
+    """1.0 is class 1; 1.5 is no class: refused (never truncated to 1), naming the first bad row, 0-based."""
+    rng = np.random.default_rng(0)
+    src = tmp_path / "data"
+    src.mkdir()
+    for part, n in (("train", 40), ("test", 20)):
+        np.save(src / f"X_{part}.npy", rng.normal(size=(n, 4)).astype(np.float32))
+        np.save(src / f"y_{part}.npy", rng.integers(0, 3, n).astype(np.float64))
+    r = pk("kd-rank", "--data", f"npy:{src}", *TINY, "--seeds", "0", "--run-dir", tmp_path / "ok")
+    assert r.exit_code == 0, r.stderr
+    y = np.load(src / "y_train.npy")
+    y[7], y[9] = 1.5, 2.25
+    np.save(src / "y_train.npy", y)
+    r = pk("kd-rank", "--data", f"npy:{src}", *TINY, "--seeds", "0", "--run-dir", tmp_path / "bad")
+    assert r.exit_code == 3, r.stderr
+    assert "y_train.npy" in r.stderr and "row 7" in r.stderr and "1.5" in r.stderr and "2 such rows" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "bad").exists()

@@ -79,10 +79,15 @@ def _labels(y: np.ndarray, name: str) -> np.ndarray:
     if y.ndim != 1:
         raise InputError(f"{name}: labels have shape {y.shape}; expected a 1-D array")
     if not np.issubdtype(y.dtype, np.integer):
-        if not np.issubdtype(y.dtype, np.floating) or not np.all(np.isfinite(y)) or np.any(y != np.round(y)):
+        if not np.issubdtype(y.dtype, np.floating):
             raise InputError(f"{name}: labels must be integers 0..C-1 (got dtype {y.dtype})")
+        bad = np.flatnonzero(~np.isfinite(y) | (y != np.round(y)))
+        if len(bad):  # integral floats (1.0) are fine; 1.5 is not a class, never truncate it
+            raise InputError(f"{name}: labels must be integers 0..C-1; row {bad[0]} (0-based) holds {y[bad[0]]!r}"
+                             f" ({len(bad)} such rows)")
     if len(y) and y.min() < 0:
-        raise InputError(f"{name}: labels must be integers 0..C-1 (found {int(y.min())})")
+        raise InputError(f"{name}: labels must be integers 0..C-1; row {int(np.argmin(y))} (0-based) holds "
+                         f"{int(y.min())}")
     return y.astype(np.int64)
 
 
