@@ -19,26 +19,29 @@ from paperkit.methods.var_approx.train import Problem, fit, fit_seeds, problem_d
 MAX_WIDTH = 65_536
 
 
+_P = Problem()  # the model's and optimiser's defaults live in Problem; the settings below take them from it
+
+
 @dataclass(frozen=True)
 class FitSettings:
-    target: str = "fourier"
-    lipschitz: float = 4.0
-    pca_dim: int = 4
-    bandwidth: float = 0.15
-    init: str = "2x2"
-    dim: int = 4
-    scales: str = "2,4,8"
-    embed: int = 32
-    width: int = 64
-    mask: str = "none"
-    ablate: str = "none"
-    readout: str = "last"
-    head: str = "regress"
-    steps: int = 1500
-    batch_size: int = 64
-    lr: float = 3e-3
-    n_train: int = 2000
-    n_test: int = 1000
+    target: str = _P.target
+    lipschitz: float = _P.lipschitz
+    pca_dim: int = _P.pca_dim
+    bandwidth: float = _P.bandwidth
+    init: str = "x".join(map(str, _P.init))
+    dim: int = _P.dim
+    scales: str = ",".join(map(str, _P.scales))
+    embed: int = _P.embed
+    width: int = _P.width
+    mask: str = _P.mask
+    ablate: str = _P.ablate
+    readout: str = _P.readout
+    head: str = _P.head
+    steps: int = _P.steps
+    batch_size: int = _P.batch_size
+    lr: float = _P.lr
+    n_train: int = _P.n_train
+    n_test: int = _P.n_test
     seed: int = 0
     device: str = "auto"
 
@@ -125,17 +128,17 @@ class SweepSettings:
     embeds: tuple[int, ...] = (32,)
     schedules: tuple[str, ...] = ("2-4-8",)
     seeds: tuple[int, ...] = (0, 1, 2)
-    init: str = "2x2"
-    dim: int = 4
-    mask: str = "none"
-    ablate: str = "none"
-    steps: int = 1500
-    batch_size: int = 64
-    lr: float = 3e-3
-    n_train: int = 2000
-    n_test: int = 1000
-    pca_dim: int = 4
-    bandwidth: float = 0.15
+    init: str = "x".join(map(str, _P.init))
+    dim: int = _P.dim
+    mask: str = _P.mask
+    ablate: str = _P.ablate
+    steps: int = _P.steps
+    batch_size: int = _P.batch_size
+    lr: float = _P.lr
+    n_train: int = _P.n_train
+    n_test: int = _P.n_test
+    pca_dim: int = _P.pca_dim
+    bandwidth: float = _P.bandwidth
     shard: tuple[int, int] = (1, 1)
     device: str = "auto"
 
