@@ -128,6 +128,23 @@ def resolved_parameters(ctx: click.Context) -> dict[str, dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------------------ types
+class Shard(click.ParamType):
+    """``K/N``: the K-th of N shards (1 <= K <= N), as a tuple (K, N)."""
+
+    name = "shard"
+
+    def convert(self, value, param, ctx) -> tuple[int, int]:
+        if isinstance(value, tuple):
+            return value
+        try:
+            k, n = (int(v) for v in str(value).split("/"))
+        except ValueError:
+            self.fail(f"'{value}' is not K/N (for example 2/8)", param, ctx)
+        if n < 1 or not 1 <= k <= n:
+            self.fail(f"'{value}': expected 1 <= K <= N", param, ctx)
+        return k, n
+
+
 class FiniteFloat(click.ParamType):
     """A float option that refuses NaN and ±inf (click's FLOAT and FloatRange let them through).
 

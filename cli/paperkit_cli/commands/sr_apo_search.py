@@ -9,23 +9,6 @@ from paperkit_cli import options, runtime
 SETTINGS = "paperkit.methods.sr_apo.run:SearchSettings"
 
 
-class Shard(click.ParamType):
-    """``K/N``: the K-th of N shards, as a tuple (K, N)."""
-
-    name = "shard"
-
-    def convert(self, value, param, ctx) -> tuple[int, int]:
-        if isinstance(value, tuple):
-            return value
-        try:
-            k, n = (int(v) for v in str(value).split("/"))
-        except ValueError:
-            self.fail(f"'{value}' is not K/N (for example 2/8)", param, ctx)
-        if n < 1 or not 1 <= k <= n:
-            self.fail(f"'{value}': expected 1 <= K <= N", param, ctx)
-        return k, n
-
-
 @options.command("sr-apo-search", short_help="Absolute Pareto-optimal SR front of a dataset by exhaustive search.")
 @click.option("--data", "data_path", required=True, metavar="FILE",
               help="CSV/TSV/JSONL table (.gz ok, '-' = stdin) with feature columns and a target column.")
@@ -47,7 +30,7 @@ class Shard(click.ParamType):
               help="numba engine: extra starts per expression, uniform in (-3, 3), on top of the seeded start.")
 @click.option("--max-iter", type=click.IntRange(1), default=200, show_default=True,
               help="numba engine: most Levenberg-Marquardt iterations per start.")
-@click.option("--shard", type=Shard(), default="1/1", show_default=True, metavar="K/N",
+@click.option("--shard", type=options.Shard(), default="1/1", show_default=True, metavar="K/N",
               help="Fit only every N-th expression from the K-th; merge shards with sr-apo-front.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler (tcp://host:8786) to fit chunks on; needs the 'distributed' extra. "

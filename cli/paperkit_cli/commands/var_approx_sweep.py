@@ -10,23 +10,6 @@ from paperkit_cli.commands._var_approx_common import shared_options
 SETTINGS = "paperkit.methods.var_approx.run:SweepSettings"
 
 
-class Shard(click.ParamType):
-    """``K/N``: the K-th of N shards (1 <= K <= N)."""
-
-    name = "shard"
-
-    def convert(self, value, param, ctx) -> tuple[int, int]:
-        if isinstance(value, tuple):
-            return value
-        try:
-            k, n = (int(v) for v in str(value).split("/"))
-        except ValueError:
-            self.fail(f"'{value}' is not K/N (for example 2/4)", param, ctx)
-        if n < 1 or not 1 <= k <= n:
-            self.fail(f"'{value}': expected 1 <= K <= N", param, ctx)
-        return k, n
-
-
 @options.command("var-approx-sweep", short_help="Sweep VAR transformers over width, L, embed and scales; slopes.")
 @click.option("--targets", type=options.ListOf(choices=["fourier", "digits", "context"], unique=True),
               default="fourier", show_default=True, help="Targets to sweep.")
@@ -40,7 +23,7 @@ class Shard(click.ParamType):
               help="Scale schedules, dash-separated sides (2-4-8), 'var' or geom:FIRST:LAST:COUNT.")
 @options.seeds_option(help="Seeds of every cell, trained together as one vmapped model.")
 @shared_options
-@click.option("--shard", type=Shard(), default="1/1", show_default=True, metavar="K/N",
+@click.option("--shard", type=options.Shard(), default="1/1", show_default=True, metavar="K/N",
               help="Run only every N-th cell from the K-th; merge the shards' run dirs with --merge.")
 @click.option("--merge", "merge_dirs", multiple=True, metavar="DIR",
               help="Merge these shard run dirs (their sweep.csv) instead of training (repeatable).")
