@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 HOLDS = "holds"
 PARTLY = "partly"
@@ -120,14 +121,16 @@ class _Ratio:
     den: str
     bound: float
 
+    at_most: ClassVar[bool] = True  # RatioAtMost: r <= bound; RatioAtLeast: r >= bound
+
     def _check(self, r: float) -> bool:
-        raise NotImplementedError
+        return r <= self.bound if self.at_most else r >= self.bound
 
     def verdict(self, ms: Measurements) -> Verdict:
         per_seed = [n / d if d else math.inf for n, d in zip(_values(ms, self.num), _values(ms, self.den), strict=True)]
         mean_num, mean_den = mean_se(_values(ms, self.num))[0], mean_se(_values(ms, self.den))[0]
         r = mean_num / mean_den if mean_den else math.inf
-        op = "<=" if isinstance(self, RatioAtMost) else ">="
+        op = "<=" if self.at_most else ">="
         what = f"{self.num}/{self.den} = {r:.3g} {op} {self.bound:g}"
         if self._check(r):
             return Verdict(HOLDS, what)
@@ -144,16 +147,12 @@ class _Ratio:
 class RatioAtMost(_Ratio):
     """mean(num)/mean(den) <= bound."""
 
-    def _check(self, r: float) -> bool:
-        return r <= self.bound
-
 
 @dataclass(frozen=True)
 class RatioAtLeast(_Ratio):
     """mean(num)/mean(den) >= bound (a speed-up, a gain)."""
 
-    def _check(self, r: float) -> bool:
-        return r >= self.bound
+    at_most: ClassVar[bool] = False
 
 
 @dataclass(frozen=True)
