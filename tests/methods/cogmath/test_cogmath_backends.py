@@ -31,7 +31,7 @@ def rows():
 
 def openai_backend(url, cache=None, **kw):
     kw.setdefault("retries", 0)
-    inner = backends.OpenAIBackend("stub-model", base_url=url, **kw)
+    inner = backends.OpenAIBackend("loopback-model", base_url=url, **kw)
     return backends.CachedBackend(inner, ResponseCache(cache))
 
 
@@ -50,7 +50,7 @@ def test_openai_backend_end_to_end_and_replay(rows, tmp_path):
         live = evaluate(rows, openai_backend(server.base_url, cache, jobs=4), prompts)
         assert len(server.requests) == 60
         body = server.requests[0]["body"]
-        assert body["model"] == "stub-model" and body["temperature"] == 0.0
+        assert body["model"] == "loopback-model" and body["temperature"] == 0.0
         assert body["messages"][-1]["role"] == "user" and "Problem:" in body["messages"][-1]["content"]
     assert live.summary["pass_rate"] == 1.0 and live.summary["n_errors"] == 0
     replay = evaluate(rows, backends.CachedBackend(None, ResponseCache(cache, must_exist=True)), prompts)
