@@ -289,6 +289,35 @@ _paperkit_conformal_cv_completion_setup() {
 
 _paperkit_conformal_cv_completion_setup;
 
+_paperkit_conformal_predict_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_CONFORMAL_PREDICT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_conformal_predict_completion_setup() {
+    complete -o nosort -F _paperkit_conformal_predict_completion paperkit-conformal-predict
+}
+
+_paperkit_conformal_predict_completion_setup;
+
 _paperkit_conformal_sim_completion() {
     local IFS=$'\n'
     local response

@@ -179,6 +179,24 @@ end;
 
 complete --no-files --command paperkit-conformal-cv --arguments "(_paperkit_conformal_cv_completion)";
 
+function _paperkit_conformal_predict_completion;
+    set -l response (env _PAPERKIT_CONFORMAL_PREDICT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-conformal-predict);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-conformal-predict --arguments "(_paperkit_conformal_predict_completion)";
+
 function _paperkit_conformal_sim_completion;
     set -l response (env _PAPERKIT_CONFORMAL_SIM_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-conformal-sim);
 

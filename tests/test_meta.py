@@ -109,6 +109,7 @@ DETERMINISTIC = {"papers", "completion", "man", "reproduce", "cogmath-report", "
                  "mvml-predict", "bandit-bound", "disempower-explain", "kd-rank-diag", "symeq-basis",
                  "ferret-certs",  # draws keys from the OS's CSPRNG: a seed would make them guessable
                  "ferret-client",  # takes every seed from the server's run
+                 "conformal-predict",  # takes its U draws from the fit saved by conformal-cv (its --seed)
                  "gen-select-embed", "dcgnn-fit", "dcgnn-faith", "dcgnn-explain",
                  "kgfm-lift", "kgfm-wl",  # LIFT and the WL test are exact, no randomness
                  "var-approx-pyramid"}  # bicubic interpolation only

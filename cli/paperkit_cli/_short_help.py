@@ -11,6 +11,7 @@ SHORT_HELP = {
     'completion': (True, 'Print the bash, zsh or fish completion script.'),
     'conformal-combine': (True, 'Combine K exchangeable fold p-values (mean, e, u, eu, min).'),
     'conformal-cv': (True, "Cross-conformal prediction sets with the paper's efficient combiners."),
+    'conformal-predict': (True, 'Prediction sets for new rows from a saved conformal-cv model.'),
     'conformal-sim': (True, 'Coverage and length of every cross-conformal method on a linear model.'),
     'dcgnn-explain': (True, 'Explain graphs with a saved DC-GNN: relevances, rule terms, top edges.'),
     'dcgnn-faith': (True, 'FAITH (sufficiency, necessity) of saved DC-GNN explanations vs random.'),

@@ -34,7 +34,7 @@ class Paper(NamedTuple):
 PAPERS: tuple[Paper, ...] = (
     Paper("conformal-cv", "Improving the Statistical Efficiency of Cross-Conformal Prediction",
           "Matteo Gasparin, Aaditya Ramdas", "2503.01495",
-          ("conformal-cv", "conformal-sim", "conformal-combine")),
+          ("conformal-cv", "conformal-predict", "conformal-sim", "conformal-combine")),
     Paper("kd-rank", "Enhancing Logits Distillation with Plug&Play Kendall's τ Ranking Loss",
           "Yuchen Guan, Runxi Cheng, Kang Liu, Chun Yuan", "2409.17823", ("kd-rank", "kd-rank-diag")),
     Paper("ferret-train", "Ferret: Federated Full-Parameter Tuning at Scale for Large Language Models",

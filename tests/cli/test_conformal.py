@@ -40,7 +40,7 @@ def test_writes_sets_summary_pvalues_and_manifest(pk, data):
     assert "guarantee" in r.stderr and "coverage" in r.stderr  # the per-method table
     t = read_table(out)
     assert len(t) == 40 * 6
-    assert t.columns[:7] == ["row", "method", "lower", "upper", "length", "n_segments", "segments"]
+    assert t.columns[:8] == ["row", "method", "y_pred", "lower", "upper", "length", "n_segments", "segments"]
     mod = t.column("method") == "mod"
     cov = np.mean(t.column("covered")[mod] == "true")
     assert cov == pytest.approx(summary["methods"]["mod"]["coverage"])
@@ -209,6 +209,7 @@ def test_combine_reads_tables_and_writes_stdout(pk, tmp_path):
     assert r.exit_code == 0, r.stderr
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     assert [x["keep"] for x in rows] == [True, False]
+    assert [x["row"] for x in rows] == [0, 1]  # 0-based, as everywhere in paperkit
     assert rows[1]["value"] == pytest.approx(min(0.05, 0.075, 0.17 / 3))
 
 
@@ -219,7 +220,7 @@ def test_combine_bad_values(pk, tmp_path, value, code, needle):
     p[2, 1] = value
     write_array(tmp_path / "p.npy", p)
     r = pk("conformal-combine", "--pvalues", tmp_path / "p.npy", "-o", tmp_path / "o.csv")
-    assert r.exit_code == code and needle in r.stderr and "row 3, column 2" in r.stderr
+    assert r.exit_code == code and needle in r.stderr and "row 2, column 1 (0-based)" in r.stderr
     assert not (tmp_path / "o.csv").exists()
 
 
@@ -361,3 +362,101 @@ def test_combine_truncated_npz_is_an_input_error(pk, tmp_path):
     assert r.exit_code == 3, r.stderr
     assert "t.npz" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o.csv").exists()
+
+
+# ------------------------------------------------------------- issue 29: the user's conventions, not the paper's
+def test_coverage_gives_each_method_the_alpha_of_its_guarantee(pk, data):
+    r = _run(pk, data, "--coverage", "0.9", "--methods", "mod,e-mod,cross,cvplus,split,split-2a",
+             "-o", data / "o.csv")
+    assert r.exit_code == 0, r.stderr
+    m = json.loads(r.stdout)["methods"]
+    assert all(v["guarantee"] == pytest.approx(0.9) for v in m.values())
+    assert m["mod"]["alpha"] == 0.05 and m["e-mod"]["alpha"] == 0.05 and m["split"]["alpha"] == 0.1
+    assert m["split-2a"]["alpha"] == 0.05 and m["cross"]["alpha"] < 0.05
+    assert json.loads(r.stdout)["coverage_target"] == 0.9
+    assert "alpha" in r.stderr.splitlines()[0] and "guarantee" in r.stderr
+    # the paper's convention stays: --alpha 0.1 is 0.8 for mod-cross, 0.9 for split
+    m = json.loads(_run(pk, data, "--methods", "mod,split", "-o", data / "o.csv").stdout)["methods"]
+    assert (m["mod"]["guarantee"], m["split"]["guarantee"]) == (pytest.approx(0.8), pytest.approx(0.9))
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--coverage", "0.9", "--alpha", "0.2"], "give one"),
+    (["--coverage", "0.995", "--methods", "cross"], "out of reach for cross"),
+    (["--coverage", "1"], "'1' is not in [0.5, 1)"),
+])
+def test_coverage_bad_values_are_usage_errors(pk, data, extra, needle):
+    r = _run(pk, data, *extra, "-o", data / "o.csv")
+    assert r.exit_code == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (data / "o.csv").exists()
+
+
+def test_rows_are_0_based_with_point_predictions_and_null_segments(pk, data):
+    from sklearn.linear_model import LinearRegression
+
+    r = _run(pk, data, "--methods", "mod,cvplus,split")
+    assert r.exit_code == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    mod = [x for x in rows if x["method"] == "mod"]
+    assert [x["row"] for x in mod] == list(range(40))
+    assert all(x["segments"] is None for x in rows if x["n_segments"] == 1)  # null, not ""
+    tr, te = read_table(data / "train.csv"), read_table(data / "test.csv")
+    full = LinearRegression().fit(tr.numeric(["a", "b", "c"]), tr.column("y")).predict(te.numeric(["a", "b", "c"]))
+    assert np.allclose([x["y_pred"] for x in mod], full)
+    for x in rows:
+        if x["method"] == "split":  # the split model's prediction is the centre of its interval
+            assert x["y_pred"] == pytest.approx((x["lower"] + x["upper"]) / 2)
+
+
+def test_save_model_then_conformal_predict_gives_the_same_rows(pk, data):
+    out, model = data / "sets.jsonl", data / "m.joblib"
+    r = _run(pk, data, "--methods", "mod,u-mod,cvplus,split", "--coverage", "0.9", "--save-model", model, "-o", out)
+    assert r.exit_code == 0, r.stderr
+    r2 = pk("conformal-predict", "--model", model, "--test", data / "test.csv", "-o", data / "again.jsonl")
+    assert r2.exit_code == 0, r2.stderr
+    assert (data / "again.jsonl").read_bytes() == out.read_bytes()
+    assert json.loads(r2.stdout)["methods"] == json.loads(r.stdout)["methods"]
+    r3 = pk("conformal-predict", "--model", model, "--test", data / "test.csv", "--alpha", "0.2", "--methods", "mod")
+    assert r3.exit_code == 0, r3.stderr
+    assert {json.loads(x)["method"] for x in r3.stdout.splitlines()} == {"mod"}
+    (data / "junk.joblib").write_bytes(b"not a model")
+    r4 = pk("conformal-predict", "--model", data / "junk.joblib", "--test", data / "test.csv")
+    assert r4.exit_code == 3 and "not a conformal-cv model file" in r4.stderr and "Traceback" not in r4.stderr
+    r5 = pk("conformal-predict", "--model", model, "--test", data / "test.csv", "--methods", "jackknife+")
+    assert r5.exit_code == 2 and "training rows" in r5.stderr
+
+
+def test_categorical_columns_are_one_hot_encoded(pk, tmp_path):
+    rng = np.random.default_rng(0)
+    colour = np.array(["red", "blue", "green"])[rng.integers(0, 3, 100)]
+    x = rng.standard_normal(100)
+    y = x + 3.0 * (colour == "red") + 0.1 * rng.standard_normal(100)
+    write_table(tmp_path / "tr.csv", {"x": x[:80], "colour": colour[:80], "y": y[:80]})
+    test_colour = colour[80:].copy()
+    test_colour[0] = "purple"  # never seen in training: zeros, counted
+    write_table(tmp_path / "te.csv", {"x": x[80:], "colour": test_colour, "y": y[80:]})
+    args = ["conformal-cv", "--train", tmp_path / "tr.csv", "--test", tmp_path / "te.csv", "--target", "y",
+            "--model", "ols", "--methods", "mod"]
+    r = pk(*args)
+    assert r.exit_code == 3 and "--categorical auto" in r.stderr
+    r = pk(*args, "--categorical", "auto", "-o", tmp_path / "o.csv")
+    assert r.exit_code == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["features"] == ["x", "colour=blue", "colour=green", "colour=red"]
+    assert s["unseen_categories"] == {"colour": 1}
+    assert s["methods"]["mod"]["mean_length"] < 1.5  # the colour effect (3.0) is learnt
+    assert pk(*args, "--categorical", "shade").exit_code == 2
+
+
+def test_readme_python_snippet_runs():
+    import contextlib
+    import io
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).parents[2] / "examples" / "conformal" / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    assert out.getvalue().startswith("coverage ")

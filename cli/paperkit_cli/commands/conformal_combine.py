@@ -29,7 +29,8 @@ def cli(pvalues_path, output, fmt, manifest_path, **_):
     or min (Bonferroni; compare with alpha / K yourself). For mean, e, u and eu, 2F is a valid p-value,
     so keeping rows with F > alpha has coverage at least 1 - 2 alpha.
 
-    Reads --pvalues. Writes one row per input row and combiner to --output: row, combiner, value,
+    Reads --pvalues. Writes one row per input row and combiner to --output: row (0-based index of the
+    input row, as everywhere in paperkit), combiner, value,
     pvalue (min(1, 2 value); K value for min), keep (value > alpha; value > alpha / K for min), and a
     manifest beside a file output.
 

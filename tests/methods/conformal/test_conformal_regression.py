@@ -157,3 +157,14 @@ def test_bad_inputs():
         CrossConformalRegressor(alpha=0.7).fit(X, y)
     with pytest.raises(UsageError, match="unknown method"):
         CrossConformalRegressor(method="split").fit(X, y)
+
+
+def test_alpha_for_coverage_inverts_every_guarantee():
+    from paperkit.methods.conformal.combiners import METHODS, alpha_for_coverage, guarantee
+
+    for m in METHODS:
+        for cov in (0.5, 0.8, 0.9, 0.95):
+            a = alpha_for_coverage(m, cov, 200, 5)
+            assert 0 < a <= 0.5 and guarantee(m, a, 200, 5) == pytest.approx(cov, abs=1e-10), (m, cov)
+    with pytest.raises(UsageError, match="out of reach"):
+        alpha_for_coverage("cross", 0.99, 20, 10)

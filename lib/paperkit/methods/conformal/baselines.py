@@ -76,9 +76,9 @@ def jackknife_plus(estimator: Any, X: np.ndarray, y: np.ndarray, X_test: np.ndar
     return cv_plus(mu, np.ones_like(mu), scores, np.arange(n + 1), alpha)
 
 
-def split_conformal(estimator: Any, X: np.ndarray, y: np.ndarray, X_test: np.ndarray, alphas: Sequence[float],
-                    rng: np.random.Generator, *, train_fraction: float = 0.5) -> list[PredictionSets]:
-    """Split conformal (absolute residual) at each level in ``alphas``, one fit shared by all."""
+def split_fit(estimator: Any, X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *,
+              train_fraction: float = 0.5) -> tuple[Any, np.ndarray]:
+    """Split conformal's fit: the model fitted on one part and the absolute residuals of the other."""
     from sklearn.base import clone
 
     n = len(y)
@@ -86,10 +86,22 @@ def split_conformal(estimator: Any, X: np.ndarray, y: np.ndarray, X_test: np.nda
     n_train = max(1, min(n - 1, int(round(train_fraction * n))))
     train, cal = perm[:n_train], perm[n_train:]
     model = clone(estimator).fit(X[train], y[train])
-    cal_scores = np.abs(y[cal] - model.predict(X[cal]))
-    centre = model.predict(X_test)
+    return model, np.abs(y[cal] - model.predict(X[cal]))
+
+
+def split_sets(model: Any, cal_scores: np.ndarray, X_test: np.ndarray, alphas: Sequence[float]
+               ) -> tuple[list[PredictionSets], np.ndarray]:
+    """Split conformal sets at each level in ``alphas`` and the model's prediction (the centre)."""
+    centre = np.asarray(model.predict(X_test), dtype=np.float64).ravel()
     out = []
     for a in alphas:
-        q = kth_smallest(cal_scores[None, :], upper_rank(a, len(cal)), axis=1)[0]
+        q = kth_smallest(cal_scores[None, :], upper_rank(a, len(cal_scores)), axis=1)[0]
         out.append(PredictionSets.from_intervals(centre - q, centre + q))
-    return out
+    return out, centre
+
+
+def split_conformal(estimator: Any, X: np.ndarray, y: np.ndarray, X_test: np.ndarray, alphas: Sequence[float],
+                    rng: np.random.Generator, *, train_fraction: float = 0.5) -> list[PredictionSets]:
+    """Split conformal (absolute residual) at each level in ``alphas``, one fit shared by all."""
+    model, cal_scores = split_fit(estimator, X, y, rng, train_fraction=train_fraction)
+    return split_sets(model, cal_scores, X_test, alphas)[0]

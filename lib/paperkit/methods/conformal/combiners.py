@@ -127,6 +127,27 @@ def guarantee(method: str, alpha: float, n: int, n_folds: int) -> float:
     return float(table[method])
 
 
+def alpha_for_coverage(method: str, coverage: float, n: int, n_folds: int) -> float:
+    """The ``alpha`` at which ``method``'s guarantee equals ``coverage`` (``--coverage`` in conformal-cv).
+
+    Every guarantee is affine in alpha (``1 - 2 alpha`` for the mod-cross family, ``1 - alpha`` for split
+    and Bonferroni, Vovk's and CV+'s bounds with their finite-sample terms), so the level is solved
+    exactly. Raises UsageError when no alpha in (0, 0.5] reaches ``coverage`` (e.g. Vovk's bound with
+    few rows per fold).
+    """
+    if not 0.0 < float(coverage) < 1.0:
+        raise UsageError(f"coverage = {coverage!r} is out of range; expected a value in (0, 1)")
+    g0, g1 = guarantee(method, 0.0, n, n_folds), guarantee(method, 1.0, n, n_folds)
+    alpha = (g0 - float(coverage)) / (g0 - g1)
+    if not 0.0 < alpha <= 0.5 + 1e-12:
+        best = guarantee(method, 1e-9, n, n_folds)
+        raise UsageError(f"coverage {coverage:g} is out of reach for {method} with n = {n}, K = {n_folds} "
+                         f"(its guarantee is at most {best:.4f} and at least {guarantee(method, 0.5, n, n_folds):.4f}); "
+                         "lower --coverage or drop the method")
+    # 12 significant digits: (1 - 0.9) / 2 is 0.05, not 0.04999999999999999
+    return min(float(f"{alpha:.12g}"), 0.5)
+
+
 # ------------------------------------------------------------------------------- plain combiners
 def _as_pvalues(p: np.ndarray) -> np.ndarray:
     p = np.asarray(p, dtype=np.float64)
