@@ -228,3 +228,102 @@ def test_compare_refuses_front_rows_it_cannot_use(pk, tmp_path, front_text, need
     assert r.exit_code == 3, r.stderr
     assert needle in r.stderr and "front.csv" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o.csv").exists()
+
+
+# ------------------------------------------------------------- issue 29: the user's units, names and numbers
+def _front(path):
+    import csv
+
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _data(data_csv):
+    from paperkit.core.tables import read_table
+
+    t = read_table(data_csv)
+    return t.numeric(["a", "b"]), t.column("target")
+
+
+def test_front_formula_is_in_the_data_units_and_names_with_exact_constants(pk, data_csv, tmp_path):
+    import sympy  # the test's own trusted text; the library never parses formula text with sympy
+
+    r = _search(pk, data_csv, tmp_path / "run")
+    assert r.exit_code == 0, r.stderr
+    X, y = _data(data_csv)
+    rows = _front(tmp_path / "run" / "front.csv")
+    summary = _front(tmp_path / "run" / "toy_LM_2_11284_summary.csv")
+    by_structure = {s["EquationStructure"]: s for s in summary}
+    a, b = sympy.symbols("a b", real=True)
+    for row in rows:
+        f = sympy.lambdify((a, b), sympy.sympify(row["formula"], locals={"a": a, "b": b}), "numpy")
+        pred = np.broadcast_to(f(X[:, 0], X[:, 1]), y.shape)
+        r2 = 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2)
+        assert r2 == pytest.approx(float(row["R2"]), abs=1e-9), row  # the formula predicts y itself
+        params = json.loads(row["parameters"])  # JSON, not a numpy repr
+        assert isinstance(params, list) and all(isinstance(v, float) for v in params)
+        s = by_structure[row["expression"]]
+        assert np.array_equal(np.array(params), np.array(s["EquationParameters"].strip("[]").split(), dtype=float))
+    scaling = json.loads((tmp_path / "run" / "standardisation.json").read_text())
+    assert scaling["features"] == ["a", "b"] and scaling["ddof"] == 0
+    assert scaling["y_std"] == pytest.approx(float(np.std(y)), rel=1e-15)
+    out = json.loads(r.stdout)
+    assert out["front"][-1]["formula"] == rows[-1]["formula"]
+
+
+@pytest.mark.parametrize("fmt", ["python", "latex"])
+def test_front_export_python_and_latex(pk, data_csv, tmp_path, fmt):
+    assert _search(pk, data_csv, tmp_path / "run").exit_code == 0
+    r = pk("sr-apo-front", "--summaries", tmp_path / "run", "--export", fmt, "-o", tmp_path / "f.csv")
+    assert r.exit_code == 0, r.stderr
+    rows = _front(tmp_path / "f.csv")
+    if fmt == "latex":
+        assert all(row["formula"] and "*" not in row["formula"] for row in rows)  # LaTeX: no Python operators
+        return
+    X, y = _data(data_csv)
+    for row in rows:
+        pred = eval(row["formula"], {"numpy": np, "a": X[:, 0], "b": X[:, 1]})  # our own output, in a test
+        r2 = 1 - np.sum((y - pred) ** 2) / np.sum((y - y.mean()) ** 2)
+        assert r2 == pytest.approx(float(row["R2"]), abs=1e-9)
+
+
+def test_front_tolerance_keeps_float_noise_out_and_is_recorded(pk, tmp_path):
+    from paperkit.methods.sr_apo.front import apo_front
+
+    rows = [{"EquationLength": 3, "EquationStructure": "Add(xdata[0],x[0])", "R2": 0.9},
+            {"EquationLength": 5, "EquationStructure": "Add(xdata[0],Mul(x[0],x[1]))", "R2": 0.9 + 2e-16}]
+    assert list(apo_front(rows)) == [3]
+    assert list(apo_front(rows, tolerance=0.0)) == [3, 5]  # the paper's bare strict rule
+    d = tmp_path / "s"
+    d.mkdir()
+    (d / "ds_LM_3_1_summary.csv").write_text(
+        "EquationLength,EquationStructure,EquationParameters,R2\n"
+        "3,\"Add(xdata[0],x[0])\",[0.5],0.9\n"
+        "5,\"Add(xdata[0],Mul(x[0],xdata[0]))\",[0.5],0.9000000000000002\n")
+    r = pk("sr-apo-front", "--summaries", d, "-o", tmp_path / "f.csv")
+    assert r.exit_code == 0, r.stderr
+    assert [row["length"] for row in _front(tmp_path / "f.csv")] == ["3"]
+    manifest = json.loads((tmp_path / "f.csv.manifest.json").read_text())
+    assert manifest["extra"]["front_rule"]["tolerance"] == 1e-12
+    r = pk("sr-apo-front", "--summaries", d, "--tolerance", "0", "-o", tmp_path / "g.csv")
+    assert [row["length"] for row in _front(tmp_path / "g.csv")] == ["3", "5"]
+
+
+def test_failed_is_explained(pk, data_csv, tmp_path):
+    r = _search(pk, data_csv, tmp_path / "run")
+    out = json.loads(r.stdout)
+    assert sum(out["failed_reasons"].values()) == out["failed"]
+    assert set(out["failed_reasons"]) == {"non_finite_without_constants", "non_finite_at_every_start"}
+    assert "NaN or infinite" in out["failed_note"]
+    assert "never fitted" in pk("sr-apo-search", "--help").stdout
+
+
+def test_count_up_front_and_dry_run_writes_nothing(pk, data_csv, tmp_path):
+    r = pk("sr-apo-search", "--data", data_csv, "--head", "2", "--dry-run", "--run-dir", tmp_path / "run")
+    assert r.exit_code == 0, r.stderr
+    assert "643 expressions" in r.stderr and "= 643 fits" in r.stderr
+    out = json.loads(r.stdout)
+    assert out["dry_run"] is True and out["fits"] == 643 and out["expressions"] == 643
+    assert out["estimated_seconds"] >= 0 and out["estimated_memory_mb"] > 0
+    assert sum(out["by_length"].values()) == 643
+    assert not (tmp_path / "run").exists()

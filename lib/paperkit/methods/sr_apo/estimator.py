@@ -51,11 +51,16 @@ class APOFront:
         y = np.asarray(y, dtype=np.float64)
         self.y_mean_ = float(np.mean(y))
         self.y_std_ = float(np.std(y))
+        from paperkit.methods.sr_apo.formula import Standardisation
+
+        self.standardisation_ = Standardisation.of(X, y, self.feature_names_ or [f"x{j}" for j in range(X.shape[1])],
+                                                   "y")
         return self
 
     def front_table(self, *, simplify: bool = True, latex: bool = False) -> list[dict]:
         self._check_fitted()
-        return front_rows(self.front_, self.feature_names_, simplify=simplify, latex=latex)
+        return front_rows(self.front_, self.feature_names_, simplify=simplify, latex=latex,
+                          standardisation=self.standardisation_)
 
     def predict(self, X, length: int | None = None) -> np.ndarray:
         """Predictions in the target's units of the front expression of ``length`` (default: the longest)."""

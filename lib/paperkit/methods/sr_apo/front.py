@@ -3,7 +3,14 @@
 A run summary holds the best expression per length of one (dataset, method, h, seed) run, in the
 official column layout and file name ``<dataset>_<method>_<h>_<seed>_summary.csv``. The absolute
 Pareto-optimal (APO) front takes the best R² per length over all runs and keeps a length only if it
-beats every shorter one (strict improvement).
+beats every shorter one (strict improvement) by more than a tolerance, ``tolerance * max(1, |R²|)``
+(default 1e-12): float noise of 1e-16 must not let a longer formula in (0 gives the paper's bare
+strict rule).
+
+``front.csv`` columns: length, R2, MSE, expression (official form), infix and simplified (on the
+standardised scale, constants rounded to 6 digits), formula (in the data's units and column names,
+constants at full precision; see :mod:`~paperkit.methods.sr_apo.formula`), parameters (a JSON list,
+full precision), method, seed, head, dataset.
 """
 
 from __future__ import annotations
@@ -18,12 +25,21 @@ import numpy as np
 
 from paperkit.core import tables
 from paperkit.core.errors import InputError
+from paperkit.methods.sr_apo.formula import (
+    STANDARDISATION_FILE,
+    Standardisation,
+    original_formula,
+    read_standardisation,
+)
+from paperkit.methods.sr_apo.formula import export as export_formula
 from paperkit.methods.sr_apo.grammar import parse_official, to_infix
 
 SUMMARY_COLUMNS = ("EquationLength", "EquationStructure", "EquationLambda", "EquationParameters",
                    "NumericalIterations", "MSE", "R2")
-FRONT_COLUMNS = ("length", "R2", "MSE", "expression", "infix", "simplified", "parameters", "method", "seed",
-                 "head", "dataset")
+FRONT_COLUMNS = ("length", "R2", "MSE", "expression", "infix", "simplified", "formula", "parameters", "method",
+                 "seed", "head", "dataset")
+# A longer expression enters the front only if it beats every shorter one by more than this, relative.
+DEFAULT_TOLERANCE = 1e-12
 _NAME = re.compile(r"^(?P<dataset>.+)_(?P<method>[^_]+)_(?P<head>\d+)_(?P<seed>\d+)_summary\.(?:csv|tsv)(?:\.gz)?$")
 
 
@@ -51,8 +67,18 @@ def parse_parameters(text: object) -> np.ndarray:
 
 
 def format_parameters(params: Sequence[float] | np.ndarray) -> str:
+    """NumPy's print form of the official summaries, every value at full (round-trip) precision."""
     params = np.asarray(params, dtype=np.float64)
-    return str(params) if params.size else ""
+    if not params.size:
+        return ""
+    return np.array2string(params, precision=17, floatmode="unique", max_line_width=10**9, separator=" ")
+
+
+def json_parameters(params: Sequence[float] | np.ndarray) -> str:
+    """The constants as a JSON list (``[1.2859220812, -0.47486955]``), exactly as fitted."""
+    import json
+
+    return json.dumps([float(v) if math.isfinite(v) else None for v in np.asarray(params, dtype=np.float64)])
 
 
 def read_summary(path: str | os.PathLike) -> list[dict]:
@@ -116,25 +142,44 @@ def best_per_length(rows: Iterable[dict]) -> dict[int, dict]:
     return dict(sorted(best.items()))
 
 
-def strict_front(best: dict[int, dict]) -> dict[int, dict]:
-    """Keep a length only if its R² beats every shorter length's."""
+def check_tolerance(tolerance: float) -> float:
+    from paperkit.core.errors import UsageError
+
+    if not (math.isfinite(tolerance) and 0 <= tolerance < 1):
+        raise UsageError(f"tolerance = {tolerance!r}; expected a relative R² margin in [0, 1)")
+    return float(tolerance)
+
+
+def strict_front(best: dict[int, dict], tolerance: float = DEFAULT_TOLERANCE) -> dict[int, dict]:
+    """Keep a length only if its R² beats every shorter length's by more than ``tolerance * max(1, |R²|)``."""
+    tolerance = check_tolerance(tolerance)
     out: dict[int, dict] = {}
     top = -math.inf
     for L in sorted(best):
-        if best[L]["R2"] > top:
+        r2 = best[L]["R2"]
+        if top == -math.inf or r2 > top + tolerance * max(1.0, abs(top)):
             out[L] = best[L]
-            top = best[L]["R2"]
+            top = r2
     return out
 
 
-def apo_front(rows: Iterable[dict]) -> dict[int, dict]:
-    """APO front of any number of summary rows: best per length, then strict improvement."""
-    return strict_front(best_per_length(rows))
+def apo_front(rows: Iterable[dict], tolerance: float = DEFAULT_TOLERANCE) -> dict[int, dict]:
+    """APO front of any number of summary rows: best per length, then strict improvement (with tolerance)."""
+    return strict_front(best_per_length(rows), tolerance)
+
+
+def front_metadata(tolerance: float) -> dict:
+    """How the front was built, for manifests and the JSON summary line."""
+    return {"rule": "a length is kept only if its R2 exceeds every shorter length's by more than "
+                    "tolerance * max(1, |R2|)", "tolerance": tolerance, "relative": True}
 
 
 def front_rows(front: dict[int, dict], feature_names: Sequence[str] | None = None, *, simplify: bool = True,
-               latex: bool = False) -> list[dict]:
-    """Rows of ``front.csv``: length, R², MSE, official expression, infix, sympy-simplified form, run."""
+               latex: bool = False, standardisation: Standardisation | None = None, export: str = "sympy"
+               ) -> list[dict]:
+    """Rows of ``front.csv``: length, R², MSE, official expression, infix, sympy-simplified form, the
+    formula in the data's units (when ``standardisation`` is known; written in ``export`` syntax),
+    the constants as a JSON list, and the run."""
     out = []
     for L in sorted(front):
         r = front[L]
@@ -151,7 +196,9 @@ def front_rows(front: dict[int, dict], feature_names: Sequence[str] | None = Non
                 import sympy
 
                 row["latex"] = sympy.latex(sym)
-        row.update({"parameters": r["EquationParameters"], "method": r.get("method", ""),
+        row["formula"] = export_formula(original_formula(tokens, params, standardisation), export) \
+            if standardisation is not None else None
+        row.update({"parameters": json_parameters(params), "method": r.get("method", ""),
                     "seed": r.get("seed", ""), "head": r.get("head", ""), "dataset": r.get("dataset", "")})
         out.append(row)
     return out
@@ -222,17 +269,36 @@ def collect_summaries(patterns: Iterable[str]) -> list[Path]:
     return sorted(found)
 
 
-def fronts_by_dataset(paths: Sequence[Path], *, feature_names: Sequence[str] | None = None, latex: bool = False
-                      ) -> tuple[list[dict], dict[str, dict[int, float]]]:
-    """Read every summary, group by dataset, and return front.csv rows plus {dataset: {length: R²}}."""
+def standardisations(paths: Sequence[Path]) -> dict[Path, Standardisation]:
+    """The ``standardisation.json`` beside each summary (written by sr-apo-search), by folder."""
+    out: dict[Path, Standardisation] = {}
+    for path in paths:
+        f = Path(path).parent / STANDARDISATION_FILE
+        if f.parent not in out and f.is_file():
+            out[f.parent] = read_standardisation(f)
+    return out
+
+
+def fronts_by_dataset(paths: Sequence[Path], *, feature_names: Sequence[str] | None = None, latex: bool = False,
+                      tolerance: float = DEFAULT_TOLERANCE, standardisation: Standardisation | None = None,
+                      export: str = "sympy") -> tuple[list[dict], dict[str, dict[int, float]]]:
+    """Read every summary, group by dataset, and return front.csv rows plus {dataset: {length: R²}}.
+
+    The formula column needs the data's standardisation: ``standardisation`` for every dataset, else the
+    ``standardisation.json`` found beside a dataset's summaries (None when there is none).
+    """
     by: dict[str, list[dict]] = {}
+    found = standardisations(paths) if standardisation is None else {}
+    scaling: dict[str, Standardisation | None] = {}
     for path in paths:
         for row in read_summary(path):
             by.setdefault(str(row["dataset"]), []).append(row)
+            name = str(row["dataset"])
+            scaling[name] = standardisation or scaling.get(name) or found.get(Path(path).parent)
     rows: list[dict] = []
     fronts: dict[str, dict[int, float]] = {}
     for name in sorted(by):
-        front = apo_front(by[name])
-        rows.extend(front_rows(front, feature_names, latex=latex))
+        front = apo_front(by[name], tolerance)
+        rows.extend(front_rows(front, feature_names, latex=latex, standardisation=scaling.get(name), export=export))
         fronts[name] = {L: r["R2"] for L, r in front.items()}
     return rows, fronts

@@ -25,7 +25,16 @@ from paperkit.core import resources, tables
 from paperkit.core.errors import InputError, PaperkitError, UsageError
 from paperkit.core.validate import check_file_name
 from paperkit.methods.sr_apo.data import check_data, select_columns
-from paperkit.methods.sr_apo.front import apo_front, front_rows, summary_filename, write_summary
+from paperkit.methods.sr_apo.formula import STANDARDISATION_FILE, Standardisation, write_standardisation
+from paperkit.methods.sr_apo.front import (
+    DEFAULT_TOLERANCE,
+    apo_front,
+    check_tolerance,
+    front_metadata,
+    front_rows,
+    summary_filename,
+    write_summary,
+)
 from paperkit.methods.sr_apo.grammar import Expressions, enumerate_expressions
 from paperkit.methods.sr_apo.search import (
     DEFAULT_LIMIT,
@@ -59,6 +68,7 @@ class SearchSettings:
     name: str | None = None
     all_expressions: bool = False
     latex: bool = False
+    tolerance: float = DEFAULT_TOLERANCE
     max_expressions: int = DEFAULT_LIMIT
     chunk_size: int | None = None
     jobs: int = 0
@@ -70,6 +80,7 @@ class Inputs:
     y: np.ndarray
     columns: list[str]
     expressions: Expressions
+    target: str = "target"
 
 
 @dataclass
@@ -148,7 +159,7 @@ def load_inputs(table: tables.Table, *, target: str, features: str, head: int, l
     if y.shape[0] < kmax:
         raise InputError(f"{table.source}: {y.shape[0]} rows but expressions of head length {head} have up to "
                          f"{kmax} constants; expected at least {kmax} rows")
-    return Inputs(X, y, columns, exprs)
+    return Inputs(X, y, columns, exprs, target)
 
 
 def prepare_search(settings: SearchSettings, data: str | os.PathLike | tables.Table) -> SearchInputs:
@@ -157,6 +168,7 @@ def prepare_search(settings: SearchSettings, data: str | os.PathLike | tables.Ta
     methods = methods_for(s.engine, s.optimizers)
     check_seeds(s.seeds)
     check_shard(s.shard)
+    check_tolerance(s.tolerance)
     name = check_file_name(s.name, "--name") if s.name is not None else \
         dataset_name(data if not isinstance(data, tables.Table) else data.source)
     if s.scheduler:
@@ -166,20 +178,89 @@ def prepare_search(settings: SearchSettings, data: str | os.PathLike | tables.Ta
                                        limit=s.max_expressions), methods, name)
 
 
+FAILED_NOTE = ("failed: expressions whose value is NaN or infinite on the data (a division by zero, "
+               "|a|^b overflowing, 0 to a negative power) at the start constants of every start, so they "
+               "were never fitted (scipy engine: also non-finite after the optimiser or an optimiser error). "
+               "A fit that stops at --max-iter without converging is not a failure: its last constants count.")
+
+
+def plan(inputs: SearchInputs) -> dict[str, Any]:
+    """What a search will do: expressions, this shard's share, runs and fits."""
+    s = inputs.settings
+    exprs = inputs.data.expressions
+    n_shard = len(exprs.shard(*s.shard))
+    runs = len(inputs.methods) * len(s.seeds)
+    return {"dataset": inputs.name, "features": inputs.data.columns, "rows": int(inputs.data.y.shape[0]),
+            "head": s.head, "expressions": len(exprs), "shard": f"{s.shard[0]}/{s.shard[1]}",
+            "expressions_in_shard": n_shard, "runs": runs, "fits": n_shard * runs,
+            "by_length": exprs.counts_by_length()}
+
+
+def dry_run(inputs: SearchInputs, *, sample: int = 2000) -> dict[str, Any]:
+    """Count the work and estimate its time and memory by fitting a strided sample of this shard's
+    expressions (after a warm-up, so numba's compile time is left out). Nothing is written."""
+    import time
+
+    from paperkit.methods.sr_apo.data import prepare
+    from paperkit.methods.sr_apo.search import fit_expressions
+
+    s = inputs.settings
+    out = plan(inputs)
+    exprs = inputs.data.expressions
+    index = exprs.shard(*s.shard)
+    take = index[np.linspace(0, len(index) - 1, min(sample, len(index))).astype(np.int64)] if len(index) else index
+    data = prepare(inputs.data.X, inputs.data.y, s.seeds[0])
+    options = FitOptions(max_iter=s.max_iter, jobs=resources.jobs(), restarts=s.restarts)
+    method = inputs.methods[0]
+    fit_expressions(exprs.tokens[take[:8]], data, s.engine, method, s.seeds[0], options)  # compile / warm up
+    t0 = time.perf_counter()
+    fit_expressions(exprs.tokens[take], data, s.engine, method, s.seeds[0], options)
+    per_fit = (time.perf_counter() - t0) / max(len(take), 1)
+    n, F, width = data.n_rows, data.n_features, exprs.tokens.shape[1]
+    chunk = s.chunk_size or (20_000 if s.engine == "numba" else 2_000)
+    kmax = int(exprs.n_const.max()) if len(exprs) else 0
+    threads = max(1, resources.jobs())
+    memory = (exprs.tokens.nbytes + 3 * exprs.length.nbytes  # the expressions
+              + 8 * n * (F + 1) * 3  # the data and its standardised copy
+              + 8 * threads * (6 * width + kmax + 1) * n  # per-thread work buffers of the kernel
+              + 8 * min(chunk, len(index)) * (kmax + 5))  # one chunk's results
+    if s.all_expressions:
+        memory += 8 * len(index) * (kmax + 5) * out["runs"]
+    out.update({"dry_run": True, "sampled": int(len(take)), "seconds_per_fit": per_fit,
+                "estimated_seconds": round(per_fit * out["fits"], 1),
+                "estimated_memory_mb": round(memory / 2**20, 1), "jobs": threads})
+    return out
+
+
 def execute_search(inputs: SearchInputs, run: Any, *, progress: Callable[..., Any] | None = None) -> dict:
     """Run the search into ``run`` (a RunDir); returns the JSON summary the command prints."""
+    import logging
+    import time
+
+    log = logging.getLogger("paperkit.sr_apo")
     s, name = inputs.settings, inputs.name
     X, y, columns, exprs = inputs.data.X, inputs.data.y, inputs.data.columns, inputs.data.expressions
     n_shard = len(exprs.shard(*s.shard))
     executor = dask_executor(s.scheduler) if s.scheduler else None
-    bar = progress(total=n_shard * len(inputs.methods) * len(s.seeds), desc="sr-apo-search", unit="expr") \
-        if progress is not None else None
+    total = n_shard * len(inputs.methods) * len(s.seeds)
+    bar = progress(total=total, desc="sr-apo-search", unit="expr") if progress is not None else None
+    done = [0]
+    t0 = time.perf_counter()
+
+    def advance(k: int) -> None:
+        done[0] += k
+        if bar is not None:
+            bar.update(k)
+        elapsed = time.perf_counter() - t0
+        eta = elapsed / done[0] * (total - done[0]) if done[0] else math.nan
+        log.info("%s/%s fits (%.0f%%), %.0f s elapsed, about %.0f s left", f"{done[0]:,}", f"{total:,}",
+                 100 * done[0] / max(total, 1), elapsed, eta)
+
     try:
         result = search(X, y, head=s.head, engine=s.engine, methods=inputs.methods, seeds=s.seeds, shard=s.shard,
                         options=FitOptions(max_iter=s.max_iter, jobs=resources.jobs(), restarts=s.restarts),
                         chunk_size=s.chunk_size, keep_all=s.all_expressions, stage=run.cached,
-                        feature_names=columns, expressions=exprs, executor=executor,
-                        on_progress=bar.update if bar is not None else None)
+                        feature_names=columns, expressions=exprs, executor=executor, on_progress=advance)
     finally:
         if executor is not None:
             executor.close()
@@ -192,8 +273,11 @@ def execute_search(inputs: SearchInputs, run: Any, *, progress: Callable[..., An
         if s.all_expressions and r.all_rows is not None:
             tables.write_table(run.file(f"all_expressions/{name}_{r.method}_{s.head}_{r.seed}.csv.gz"),
                                all_expression_rows(result, r), fmt="csv")
-    front = apo_front(rows)
-    tables.write_table(run.file("front.csv"), front_rows(front, columns, latex=s.latex), fmt="csv")
+    scaling = Standardisation.of(X, y, columns, inputs.data.target)
+    write_standardisation(run.file(STANDARDISATION_FILE), scaling)
+    front = apo_front(rows, s.tolerance)
+    table = front_rows(front, columns, latex=s.latex, standardisation=scaling)
+    tables.write_table(run.file("front.csv"), table, fmt="csv")
     from paperkit.methods.sr_apo.plots import plot_front
 
     shard = s.shard
@@ -201,10 +285,15 @@ def execute_search(inputs: SearchInputs, run: Any, *, progress: Callable[..., An
                {f"{r.method} seed {r.seed}": {L: v["R2"] for L, v in r.summary.items()} for r in result.runs},
                title=f"{name}: APO front (h = {s.head}, shard {shard[0]}/{shard[1]})" if shard[1] > 1 else
                f"{name}: APO front (h = {s.head})")
+    reasons: dict[str, int] = {}
+    for r in result.runs:
+        for k, v in r.failed_reasons.items():
+            reasons[k] = reasons.get(k, 0) + v
     return {"run_dir": str(run.path), "dataset": name, "features": columns, "expressions": len(exprs),
             "fitted": n_shard, "runs": len(result.runs), "failed": sum(r.n_failed for r in result.runs),
-            "front": [{"length": L, "R2": _round(r["R2"]), "expression": r["EquationStructure"]}
-                      for L, r in front.items()]}
+            "failed_reasons": reasons, "failed_note": FAILED_NOTE, "front_rule": front_metadata(s.tolerance),
+            "front": [{"length": row["length"], "R2": _round(row["R2"]), "expression": row["expression"],
+                       "formula": row["formula"]} for row in table]}
 
 
 def _round(v: float) -> float | None:

@@ -192,6 +192,7 @@ class RunResult:
     summary: dict[int, dict]
     n_expressions: int = 0
     n_failed: int = 0
+    failed_reasons: dict[str, int] = field(default_factory=dict)
     all_rows: dict[str, np.ndarray] | None = None
     data: Prepared | None = None
 
@@ -243,6 +244,7 @@ def search(X: np.ndarray, y: np.ndarray, *, head: int = 3, engine: str = "numba"
             data = prepare(X, y, seed)
             best: dict[int, dict] = {}
             failed = 0
+            reasons: dict[str, int] = {}
             parts: list[dict[str, np.ndarray]] = []
             futures: dict[int, Any] = {}
 
@@ -269,6 +271,8 @@ def search(X: np.ndarray, y: np.ndarray, *, head: int = 3, engine: str = "numba"
                     tokens[a:b], fitted(ci, cache), data), fmt="json")
                 best = merge_best(best, {int(L): r for L, r in saved["best"].items()})
                 failed += int(saved["failed"])
+                for why, count in saved.get("failed_reasons", {}).items():
+                    reasons[why] = reasons.get(why, 0) + int(count)
                 if keep_all:
                     fit = stage(key + "_fit", lambda ci=ci, cache=cache: fitted(ci, cache), fmt="npz")
                     parts.append({k: np.asarray(v) for k, v in fit.items()})
@@ -279,14 +283,18 @@ def search(X: np.ndarray, y: np.ndarray, *, head: int = 3, engine: str = "numba"
             all_rows = None
             if keep_all:
                 all_rows = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]} if parts else None
-            result.runs.append(RunResult(method, seed, best, len(index), failed, all_rows, data))
+            result.runs.append(RunResult(method, seed, best, len(index), failed, reasons, all_rows, data))
     return result
 
 
 def _chunk_record(tokens: np.ndarray, fit: dict[str, np.ndarray], data: Prepared) -> dict:
     """What a chunk stage saves: its best row per length (keys as strings, as JSON has them) and failures."""
+    bad = ~np.asarray(fit["ok"], dtype=bool)
+    with_consts = (tokens == CONST).any(axis=1)
     return {"best": {str(L): r for L, r in best_by_length(tokens, fit, data).items()},
-            "failed": int((~fit["ok"]).sum())}
+            "failed": int(bad.sum()),
+            "failed_reasons": {"non_finite_without_constants": int((bad & ~with_consts).sum()),
+                               "non_finite_at_every_start": int((bad & with_consts).sum())}}
 
 
 def all_expression_rows(result: SearchResult, run: RunResult) -> dict[str, list]:
