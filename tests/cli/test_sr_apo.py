@@ -217,8 +217,8 @@ def test_compare_gaps(pk, tmp_path):
 
 
 @pytest.mark.parametrize("front_text,needle", [
-    ("length,R2\n1,0.5\n3,nan\n7,0.9\n", "data rows 2"),
-    ("length,R2\n1,0.5\n3,0.7\n7,\n", "data rows 3"),
+    ("length,R2\n1,0.5\n3,nan\n7,0.9\n", "rows 1, 0-based"),
+    ("length,R2\n1,0.5\n3,0.7\n7,\n", "rows 2, 0-based"),
     ("length,R2\n1,0.5\n2.5,0.7\n7,0.9\n", "non-integer"),
 ])
 def test_compare_refuses_front_rows_it_cannot_use(pk, tmp_path, front_text, needle):
@@ -327,3 +327,60 @@ def test_count_up_front_and_dry_run_writes_nothing(pk, data_csv, tmp_path):
     assert out["estimated_seconds"] >= 0 and out["estimated_memory_mb"] > 0
     assert sum(out["by_length"].values()) == 643
     assert not (tmp_path / "run").exists()
+
+
+def test_compare_reads_a_pysr_hall_of_fame_as_is_and_scores_it_safely(pk, data_csv, tmp_path):
+    assert _search(pk, data_csv, tmp_path / "run").exit_code == 0
+    hof = tmp_path / "hall_of_fame.csv"
+    hof.write_text('Complexity,Loss,Equation\n'
+                   '1,4.1,"x0"\n'
+                   '5,0.9,"(x0 * 1.5) - square(x1)"\n'
+                   '6,0.8,"1.5*a - b^2 + -0.01"\n'
+                   '3,9.9,"x0 / (x1 - x1)"\n')
+    r = pk("sr-apo-compare", "--front", tmp_path / "run" / "front.csv", "--models", hof)
+    assert r.exit_code == 2 and "--data" in r.stderr  # Loss is not R²: it says how to score
+    r = pk("sr-apo-compare", "--front", tmp_path / "run" / "front.csv", "--models", hof, "--data", data_csv,
+           "--plot", tmp_path / "gaps.png")
+    assert r.exit_code == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    X, y = _data(data_csv)
+    truth = 1.5 * X[:, 0] - X[:, 1] ** 2
+    assert rows[1]["R2"] == pytest.approx(1 - np.sum((y - truth) ** 2) / np.sum((y - y.mean()) ** 2), abs=1e-12)
+    assert [row["length"] for row in rows] == [1, 6, 9, 5]  # our node count, not the file's Complexity
+    assert rows[1]["complexity"] == 5 and rows[1]["loss"] == 0.9 and rows[1]["scored_by"] == "paperkit"
+    assert rows[3]["R2"] is None and rows[3]["gap"] is None  # NaN/inf on the data
+    assert (tmp_path / "gaps.png").exists()
+
+
+@pytest.mark.parametrize("equation,needle", [
+    ("__import__('os').system('true')", "unexpected character"),
+    ("x0.__class__", "unknown variable"),
+    ("eval(x0)", "unknown function 'eval'"),
+    ("(" * 300 + "x0" + ")" * 300, "nested more than"),
+    ("x0 +", "unexpected end"),
+])
+def test_compare_refuses_equations_it_cannot_parse_without_running_them(pk, data_csv, tmp_path, equation, needle):
+    import csv
+
+    assert _search(pk, data_csv, tmp_path / "run").exit_code == 0
+    with open(tmp_path / "hof.csv", "w", newline="") as f:
+        csv.writer(f).writerows([["complexity", "loss", "equation"], [1, 1.0, "x0"], [3, 1.0, equation]])
+    r = pk("sr-apo-compare", "--front", tmp_path / "run" / "front.csv", "--models", tmp_path / "hof.csv",
+           "--data", data_csv)
+    assert r.exit_code == 3 and needle in r.stderr and "row 1 (0-based)" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_equation_parser_matches_numpy_and_counts_nodes():
+    from paperkit.methods.sr_apo.equation import evaluate_equation, parse_equation
+
+    X = np.random.default_rng(0).uniform(0.5, 2.0, (50, 3))
+    cases = {"-x0^2": -X[:, 0] ** 2, "2^-x1": 2.0 ** -X[:, 1], "x0 ** x1 ** 0.5": X[:, 0] ** (X[:, 1] ** 0.5),
+             "exp(sin(x2)) / (x0 - -3.5e-1)": np.exp(np.sin(X[:, 2])) / (X[:, 0] + 0.35),
+             "pow(x0, 2) + cube(x1) - inv(x2)": X[:, 0] ** 2 + X[:, 1] ** 3 - 1 / X[:, 2],
+             "a * c": X[:, 0] * X[:, 2]}
+    for text, want in cases.items():
+        assert np.allclose(evaluate_equation(parse_equation(text, ["a", "b", "c"]), X), want), text
+    assert parse_equation("(x0 * 1.5) - square(x1)").count() == 6
+    assert parse_equation(" + ".join(["x0"] * 2000)).count() == 3999  # a long chain: no recursion limit
+    assert np.allclose(evaluate_equation(parse_equation(" + ".join(["x0"] * 2000)), X), 2000 * X[:, 0])

@@ -37,7 +37,7 @@ def plot_compare(path: str | os.PathLike, front: dict[int, float], models: Seque
                 where="post", color="k", lw=1.5, label="front")
     names = sorted({m["model"] for m in models})
     for name in names:
-        pts = [m for m in models if m["model"] == name]
+        pts = [m for m in models if m["model"] == name and m["R2"] is not None]  # None: NaN/inf on the data
         ax.plot([m["length"] for m in pts], [m["R2"] for m in pts], "o", alpha=0.7, label=name)
     ax.set_xlabel("length (nodes)")
     ax.set_ylabel("R²")
