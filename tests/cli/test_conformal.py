@@ -460,3 +460,23 @@ def test_readme_python_snippet_runs():
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {})
     assert out.getvalue().startswith("coverage ")
+
+
+def test_classification_coverage_and_saved_model(pk, tmp_path):
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    perm = np.random.default_rng(1).permutation(150)
+    cols = {f"x{j}": X[:, j] for j in range(4)} | {"species": np.array(["setosa", "versicolor", "virginica"])[y]}
+    write_table(tmp_path / "tr.csv", {k: v[perm[:100]] for k, v in cols.items()})
+    write_table(tmp_path / "te.csv", {k: v[perm[100:]] for k, v in cols.items()})
+    r = pk("conformal-cv", "--task", "classification", "--train", tmp_path / "tr.csv", "--test", tmp_path / "te.csv",
+           "--target", "species", "--coverage", "0.9", "--methods", "mod,u-mod,cross", "--save-model",
+           tmp_path / "m.joblib", "-o", tmp_path / "a.jsonl")
+    assert r.exit_code == 0, r.stderr
+    assert all(m["guarantee"] == pytest.approx(0.9) for m in json.loads(r.stdout)["methods"].values())
+    rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert rows[0]["row"] == 0 and rows[0]["y_pred"] in {"setosa", "versicolor", "virginica"}
+    r = pk("conformal-predict", "--model", tmp_path / "m.joblib", "--test", tmp_path / "te.csv", "-o", tmp_path / "b.jsonl")
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()

@@ -102,7 +102,7 @@ def read_summary(path: str | os.PathLike) -> list[dict]:
             parse_official(expr)
             consts = parse_parameters(params[i])
         except ValueError as e:
-            raise InputError(f"{path}: row {i + 1}: {e}") from None
+            raise InputError(f"{path}: row {i} (0-based): {e}") from None
         rows.append({"EquationLength": int(lengths[i]), "EquationStructure": expr,
                      "EquationLambda": "lambda x,xdata:" + expr, "EquationParameters": format_parameters(consts),
                      "NumericalIterations": _float_or_none(nit[i]), "MSE": float(mse[i]), "R2": float(r2[i]),
