@@ -302,6 +302,7 @@ def test_front_tolerance_keeps_float_noise_out_and_is_recorded(pk, tmp_path):
         "5,\"Add(xdata[0],Mul(x[0],xdata[0]))\",[0.5],0.9000000000000002\n")
     r = pk("sr-apo-front", "--summaries", d, "-o", tmp_path / "f.csv")
     assert r.exit_code == 0, r.stderr
+    assert "no standardisation.json for ds" in r.stderr  # says why the formula column is empty
     assert [row["length"] for row in _front(tmp_path / "f.csv")] == ["3"]
     manifest = json.loads((tmp_path / "f.csv.manifest.json").read_text())
     assert manifest["extra"]["front_rule"]["tolerance"] == 1e-12

@@ -52,6 +52,10 @@ def cli(patterns, feature_names, latex, export, standardisation_path, tolerance,
     names = [n.strip() for n in feature_names.split(",")] if feature_names else None
     rows, fronts = fronts_by_dataset(paths, feature_names=names, latex=latex, tolerance=tolerance,
                                      standardisation=scaling, export=export)
+    missing = sorted({str(r["dataset"]) for r in rows if r.get("formula") is None})
+    if missing:
+        options.report(f"sr-apo-front: no standardisation.json for {', '.join(missing[:5])}: the formula column "
+                       "(original units) is empty there; pass --standardisation FILE")
     tables.write_table(output, rows, fmt=fmt)
     if plot_path:
         from paperkit.methods.sr_apo.plots import plot_fronts
