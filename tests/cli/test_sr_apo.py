@@ -385,3 +385,15 @@ def test_equation_parser_matches_numpy_and_counts_nodes():
     assert parse_equation("(x0 * 1.5) - square(x1)").count() == 6
     assert parse_equation(" + ".join(["x0"] * 2000)).count() == 3999  # a long chain: no recursion limit
     assert np.allclose(evaluate_equation(parse_equation(" + ".join(["x0"] * 2000)), X), 2000 * X[:, 0])
+
+
+def test_front_formula_from_data_when_there_is_no_standardisation_file(pk, data_csv, tmp_path):
+    import shutil
+
+    assert _search(pk, data_csv, tmp_path / "run").exit_code == 0
+    (tmp_path / "bare").mkdir()
+    shutil.copy(tmp_path / "run" / "toy_LM_2_11284_summary.csv", tmp_path / "bare")  # as the published fronts
+    r = pk("sr-apo-front", "--summaries", tmp_path / "bare", "--data", data_csv, "-o", tmp_path / "f.csv")
+    assert r.exit_code == 0, r.stderr
+    want = [row["formula"] for row in _front(tmp_path / "run" / "front.csv")]
+    assert [row["formula"] for row in _front(tmp_path / "f.csv")] == want
