@@ -147,7 +147,7 @@ def test_bad_options(pk, tmp_path, args, code, words):
     ("means: [0.9, 0.6, 0.5]\nwins: [[0, 3], [1, 0, 2], [1, 1, 0]]\n", "rows of equal length"),
     ("means: [0.9, abc, 0.5]\npreference: bradley-terry\n", "means = [0.9, 'abc'"),
     ("means: [0.9, 0.6, 0.5]\npreference: empty.csv\n", "empty.csv: empty file"),
-    ("means: [0.9, 0.6, 0.5]\npreference: bad.csv\n", "column '3' has 1 non-numeric value(s) (data rows 2"),
+    ("means: [0.9, 0.6, 0.5]\npreference: bad.csv\n", "column '3' has 1 non-numeric value(s) (data rows 1, 0-based"),
 ])
 def test_bad_instances(pk, tmp_path, body, words):
     inst = tmp_path / "inst.yaml"

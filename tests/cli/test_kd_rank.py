@@ -174,7 +174,7 @@ def test_diag_bad_input(pk, tmp_path):
     bad[3, 4] = np.nan
     np.save(tmp_path / "nan.npy", bad)
     r = pk("kd-rank-diag", "--teacher-logits", t, "--student-logits", tmp_path / "nan.npy")
-    assert r.exit_code == 3 and "NaN" in r.stderr and "rows 4" in r.stderr
+    assert r.exit_code == 3 and "NaN" in r.stderr and "rows 3, 0-based" in r.stderr
     r = pk("kd-rank-diag", "--teacher-logits", t, "--student-logits", s, "--rank-form", "cosine")
     assert r.exit_code == 2
     r = pk("kd-rank-diag", "--teacher-logits", t, "--student-logits", s, "--temperature", "-1")

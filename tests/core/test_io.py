@@ -215,9 +215,9 @@ def test_numeric_errors_name_column_and_rows(tmp_path):
     p = tmp_path / "d.csv"
     p.write_text("x,y,z\n1,2,a\n2,,b\n3,nan,c\n4,inf,d\n")
     t = tables.read_table(p)
-    with pytest.raises(InputError, match=r"column 'y' has 2 NaN and 1 infinite value\(s\) \(rows 2, 3, 4\)"):
+    with pytest.raises(InputError, match=r"column 'y' has 2 NaN and 1 infinite value\(s\) \(rows 1, 2, 3, 0-based\)"):
         t.numeric(["x", "y"])
-    with pytest.raises(InputError, match=r"column 'z' has 4 non-numeric value\(s\) \(data rows 1, 2, 3, 4"):
+    with pytest.raises(InputError, match=r"column 'z' has 4 non-numeric value\(s\) \(data rows 0, 1, 2, 3, 0-based"):
         t.numeric(["z"])
     with pytest.raises(InputError, match="no column 'w'"):
         t.column("w")

@@ -14,7 +14,7 @@ def test_check_range_message():
 def test_check_finite_2d_rows():
     a = np.ones((4, 3))
     a[2, 1] = np.nan
-    with pytest.raises(InputError, match=r"X has 1 NaN value\(s\) \(rows 3\)"):
+    with pytest.raises(InputError, match=r"X has 1 NaN value\(s\) \(rows 2, 0-based\)"):
         validate.check_finite(a, "X")
 
 

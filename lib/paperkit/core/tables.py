@@ -74,10 +74,10 @@ class Table:
             col = self.column(name)
             if col.dtype != np.float64:
                 bad = [i for i, v in enumerate(col) if _to_float(v) is None]
-                rows = ", ".join(str(i + 1) for i in bad[:5]) + (" ..." if len(bad) > 5 else "")
+                rows = ", ".join(str(i) for i in bad[:5]) + (" ..." if len(bad) > 5 else "")
                 raise InputError(
                     f"{self.source}: column '{name}' has {len(bad)} non-numeric value(s) "
-                    f"(data rows {rows}, e.g. {col[bad[0]]!r}); expected numbers"
+                    f"(data rows {rows}, 0-based, e.g. {col[bad[0]]!r}); expected numbers"
                 )
             out[:, j] = col
             if finite:

@@ -12,7 +12,7 @@ from paperkit.core.errors import InputError, UsageError
 def check_finite(values: Any, what: str, source: str = "") -> None:
     """InputError if ``values`` holds NaN/inf: '<source>: <what> has 3 NaN value(s) (rows 4, 9, 17)'.
 
-    Rows are 1-based along the first axis.
+    Rows are 0-based along the first axis (the toolkit's index convention).
     """
     arr = np.asarray(values, dtype=np.float64)
     bad = ~np.isfinite(arr)
@@ -23,9 +23,9 @@ def check_finite(values: Any, what: str, source: str = "") -> None:
     n_nan = int(np.isnan(arr).sum())
     n_inf = int(bad.sum()) - n_nan
     kinds = " and ".join(k for k in (f"{n_nan} NaN" if n_nan else "", f"{n_inf} infinite" if n_inf else "") if k)
-    rows = ", ".join(str(i + 1) for i in rows_bad[:5]) + (" ..." if len(rows_bad) > 5 else "")
+    rows = ", ".join(str(i) for i in rows_bad[:5]) + (" ..." if len(rows_bad) > 5 else "")
     prefix = f"{source}: " if source else ""
-    raise InputError(f"{prefix}{what} has {kinds} value(s) (rows {rows}); expected finite numbers")
+    raise InputError(f"{prefix}{what} has {kinds} value(s) (rows {rows}, 0-based); expected finite numbers")
 
 
 def check_range(
