@@ -305,3 +305,27 @@ def test_summary_lists_every_method_and_says_what_scores_are(syn, tmp_path, pk):
     r = pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", _views(syn), "-o", tmp_path / "p.csv")
     manifest = json.loads((tmp_path / "p.csv.manifest.json").read_text())
     assert "not a probability" in manifest["extra"]["scores"]
+
+
+def test_calibrate_gives_probabilities_in_the_model_and_predictions(syn, tmp_path, pk):
+    q = np.load(syn / "labels.npy").shape[1]
+    r = pk("mvml-fit", "--views", _views(syn), "--labels", syn / "labels.npy", *FAST_FIT, "--calibrate",
+           "--run-dir", tmp_path / "a", "-q")
+    assert r.exit_code == 0, r.stderr
+    P = np.load(tmp_path / "a" / "probabilities.npy")
+    assert P.shape == (100, q) and ((P > 0) & (P < 1)).all()
+    c = json.loads((tmp_path / "a" / "metrics.json").read_text())["calibration"]
+    assert c["method"] == "platt" and c["n_calibration"] == 30 and len(c["a"]) == q
+    r = pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", _views(syn), "--format", "csv")
+    assert r.exit_code == 0, r.stderr
+    header = r.stdout.splitlines()[0].split(",")
+    assert header[q:2 * q] == [f"prob_{j}" for j in range(q)]
+    out = tmp_path / "p.npy"
+    assert pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", _views(syn), "--what",
+              "probabilities", "-o", out).exit_code == 0
+    np.testing.assert_allclose(np.load(out), P)
+    # an uncalibrated model has no probabilities: a usage error, one line
+    assert pk("mvml-fit", "--views", _views(syn), "--labels", syn / "labels.npy", *FAST_FIT,
+              "--run-dir", tmp_path / "b", "-q").exit_code == 0
+    r = pk("mvml-predict", "--model", tmp_path / "b" / "model.npz", "--views", _views(syn), "--what", "probabilities")
+    assert r.exit_code == 2 and "not calibrated" in r.stderr and len(r.stderr.strip().splitlines()) == 1

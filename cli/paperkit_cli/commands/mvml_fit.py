@@ -64,6 +64,9 @@ Finite = options.FiniteFloat
 @click.option("--threshold", type=Finite(), default=0.5, show_default=True, help="Predict a label when score > this.")
 @click.option("--solver", type=click.Choice(["numba", "numpy"]), default="numba", show_default=True,
               help="ADMM kernel: numba, or the plain NumPy reference.")
+@click.option("--calibrate", is_flag=True, default=False,
+              help="Also map TMvML's scores to probabilities: Platt sigmoids per label, fitted on 30% of the "
+                   "training data held out from a second fit; saved in model.npz, probabilities.npy written.")
 @options.jobs_option
 @options.seed_option
 @options.run_dir_options
@@ -83,7 +86,10 @@ def cli(views, labels, label_names, test_views, test_labels, run_dir, resume, fo
     least-squares scores, F = (1/V) sum_v X_v W_v + the label's mean, a ridge-type fit to the 0/1
     labels: higher means more likely and a label is predicted when F > --threshold (0.5), but F can
     leave [0, 1] and is not calibrated. br-logistic and mlknn give probabilities. metrics.json and
-    model.npz say which is which ('scores'). Label names come from --label-names, else the header of a
+    model.npz say which is which ('scores'). --calibrate adds Platt scaling (one sigmoid per label,
+    fitted on a held-out 30% of the training data): model.npz then carries it, probabilities.npy holds
+    the calibrated probabilities, metrics.json its parameters (and with test labels the log loss and
+    Brier score against the raw scores clipped to [0, 1]), and mvml-predict adds prob_<label> columns. Label names come from --label-names, else the header of a
     CSV/TSV/JSONL --labels file, else the built-in dataset's; without them labels are numbered from 0
     (views too, in --views order), like every index in paperkit.
 

@@ -12,8 +12,10 @@ from paperkit_cli import options
 @click.option("--views", type=options.ListOf(click.STRING), required=True, metavar="F1,F2,...",
               help="Views to score, one file per view in training order ('-' is stdin: .npy/.npz or a table).")
 @click.option("--labels", default=None, metavar="FILE", help="True 0/1 labels: print the metrics as JSON on stderr.")
-@click.option("--what", type=click.Choice(["scores", "labels", "both"]), default="both", show_default=True,
-              help="Scores (score_<label> columns), predicted 0/1 labels (label_<label> columns), or both.")
+@click.option("--what", type=click.Choice(["scores", "labels", "probabilities", "both"]), default="both",
+              show_default=True,
+              help="Scores (score_<label> columns), predicted 0/1 labels (label_<label>), calibrated "
+                   "probabilities (prob_<label>; models fitted with --calibrate), or all of them.")
 @click.option("--label-names", default=None, metavar="FILE",
               help="Label names, one per line, for the column names [default: those saved in the model, else "
                    "0-based numbers].")
@@ -29,6 +31,8 @@ def cli(model_path, views, labels, what, label_names, output, fmt, manifest_path
 
     The scores are least-squares scores (a ridge-type fit to the 0/1 labels): higher means more likely,
     but they are not probabilities (they can leave [0, 1] and are not calibrated); the manifest says so.
+    A model fitted with mvml-fit --calibrate also gives prob_<label> columns: Platt-calibrated
+    probabilities (--what probabilities for those alone).
 
     \b
     Examples:
@@ -40,11 +44,12 @@ def cli(model_path, views, labels, what, label_names, output, fmt, manifest_path
     from paperkit.methods.mvml.run import predict
     from paperkit_cli import runtime
 
-    result = predict(model_path, views, labels, label_names)
+    result = predict(model_path, views, labels, label_names, what)
     if result.metrics is not None:
         options.report(io.dumps_json(result.metrics, indent=None))
     if io.detect_format(output, fmt, default="jsonl") in ("npy", "npz"):
-        io.write_array(output, result.labels if what == "labels" else result.scores)
+        io.write_array(output, result.labels if what == "labels" else
+                       result.probabilities if what == "probabilities" else result.scores)
     else:
         tables.write_table(output, result.columns(what), fmt)
     runtime.write_manifest(inputs=[model_path, *views, labels, label_names], output=output,

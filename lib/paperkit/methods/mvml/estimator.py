@@ -224,6 +224,24 @@ class TMvML:
     def predict(self, views: list[np.ndarray]) -> np.ndarray:
         return (self.decision_function(views) > self.threshold).astype(np.int8)
 
+    @property
+    def calibrated(self) -> bool:
+        return getattr(self, "platt_", None) is not None
+
+    def predict_proba(self, views: list[np.ndarray]) -> np.ndarray:
+        """Calibrated probabilities (n × q) from the Platt sigmoids set by ``mvml-fit --calibrate``
+        (:mod:`paperkit.methods.mvml.calibration`); the raw scores are not probabilities."""
+        return self.probabilities(self.decision_function(views))
+
+    def probabilities(self, F: np.ndarray) -> np.ndarray:
+        from paperkit.core.errors import UsageError
+        from paperkit.methods.mvml.calibration import apply_platt
+
+        if not self.calibrated:
+            raise UsageError("the model is not calibrated (its scores are not probabilities); fit it with "
+                             "mvml-fit --calibrate")
+        return apply_platt(F, *self.platt_)
+
     def rotated_tensor(self) -> np.ndarray:
         """The fitted classifier as the rotated tensor m × V × q (m + 1 rows with ``intercept=False``)."""
         from paperkit.methods.mvml.tensor import rotate
@@ -244,6 +262,8 @@ class TMvML:
         a = {"W": self.W_, "constant_labels": np.asarray(self.constant_labels_, dtype=np.int64),
              "constant_values": np.asarray(self.constant_values_, dtype=np.float64), "feature_means": self.feature_means_, "label_means": self.label_means_, "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)}
         a.update(self.view_map_.to_arrays())
+        if self.calibrated:
+            a["platt_a"], a["platt_b"] = (np.asarray(x, dtype=np.float64) for x in self.platt_)
         return a
 
     @classmethod
@@ -270,4 +290,11 @@ class TMvML:
         model.constant_values_ = np.asarray(a.get("constant_values", np.zeros(0)), dtype=np.float64)
         names = meta.get("label_names")
         model.label_names_ = list(names) if isinstance(names, list) and len(names) == model.n_labels_ else None
+        model.platt_ = None
+        if "platt_a" in a and "platt_b" in a:
+            pa, pb = (np.asarray(a[k], dtype=np.float64).ravel() for k in ("platt_a", "platt_b"))
+            if pa.size != model.n_labels_ or pb.size != model.n_labels_ or not np.all(np.isfinite(np.r_[pa, pb])):
+                raise InputError(f"{source}: its calibration (platt_a, platt_b) does not fit its {model.n_labels_} "
+                                 "labels; expected the model.npz of mvml-fit")
+            model.platt_ = (pa, pb)
         return model

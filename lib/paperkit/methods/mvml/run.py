@@ -230,6 +230,7 @@ class FitSettings:
     tol: float = 1e-6
     threshold: float = 0.5
     solver: str = "numba"
+    calibrate: bool = False
     seed: int = 0
     jobs: int = 0
 
@@ -382,6 +383,17 @@ def _execute_fit(inputs: FitInputs, run: Any, progress: Callable[..., Any]) -> F
                                        Xte if Xte is not None else X, lam_tnn=s.lam_tnn, seed=s.seed,
                                        callback=on_iter)
     fitted.label_names_ = inputs.label_names
+    if s.calibrate:
+        report["calibration"] = run.cached("calibration", lambda: calibrate(model, X, Y, seed=s.seed), fmt="json")
+        c = report["calibration"]
+        fitted.platt_ = (np.array(c["a"]), np.array(c["b"]))
+        io.write_array(run.file("probabilities.npy"), fitted.probabilities(scores["tmvml"]))
+        if Yte is not None:
+            from paperkit.methods.mvml.calibration import brier, log_loss
+
+            P, raw = fitted.probabilities(scores["tmvml"]), np.clip(scores["tmvml"], 0.0, 1.0)
+            c["test"] = {"log_loss": log_loss(Yte, P), "brier": brier(Yte, P),
+                         "log_loss_raw_clipped": log_loss(Yte, raw), "brier_raw_clipped": brier(Yte, raw)}
     io.write_arrays(run.file("model.npz"), fitted.to_arrays())
     io.write_array(run.file("scores.npy"), scores["tmvml"])
     trace = fitted.state_.trace_table()
@@ -413,6 +425,23 @@ def _execute_fit(inputs: FitInputs, run: Any, progress: Callable[..., Any]) -> F
     if "train" in report:
         summary["train_average_precision"] = {m: v["average_precision"] for m, v in report["train"].items()}
     return FitResult(summary, report, shown)
+
+
+CALIBRATION_FRACTION = 0.3
+
+
+def calibrate(model: TMvML, views: list[np.ndarray], Y: np.ndarray, *, seed: int = 0,
+              fraction: float = CALIBRATION_FRACTION) -> dict[str, Any]:
+    """Platt sigmoids per label: ``model`` fitted on 1 − ``fraction`` of the training data, its scores on
+    the held-out rest (drawn from ``seed``) mapped to the labels. Returns the parameters and the
+    held-out size (:mod:`paperkit.methods.mvml.calibration`)."""
+    from paperkit.methods.mvml.calibration import fit_platt
+
+    tr, va = train_test_indices(len(Y), fraction, np.random.default_rng(int(seed)))
+    inner = replace(model).fit([X[tr] for X in views], Y[tr])
+    a, b = fit_platt(inner.decision_function([X[va] for X in views]), Y[va])
+    return {"method": "platt", "fraction": fraction, "n_fit": int(len(tr)), "n_calibration": int(len(va)),
+            "a": [float(x) for x in a], "b": [float(x) for x in b]}
 
 
 # --------------------------------------------------------------------------------------- mvml-make
@@ -465,6 +494,7 @@ class Prediction:
     labels: np.ndarray
     metrics: dict[str, float] | None
     label_names: list[str] | None = None  # from the model (or --label-names); None: 0-based columns
+    probabilities: np.ndarray | None = None  # calibrated models only (mvml-fit --calibrate)
 
     def columns(self, what: str = "both") -> dict[str, np.ndarray]:
         """``score_<name>`` / ``label_<name>`` columns (``score_0``, ... without names: 0-based)."""
@@ -473,13 +503,15 @@ class Prediction:
         cols: dict[str, np.ndarray] = {}
         if what in ("scores", "both"):
             cols.update({f"score_{n}": self.scores[:, j] for j, n in enumerate(names)})
+        if self.probabilities is not None and what in ("probabilities", "both"):
+            cols.update({f"prob_{n}": self.probabilities[:, j] for j, n in enumerate(names)})
         if what in ("labels", "both"):
             cols.update({f"label_{n}": self.labels[:, j] for j, n in enumerate(names)})
         return cols
 
 
 def predict(model_path: str, views: Sequence[str], labels: str | None = None,
-            label_names: str | None = None) -> Prediction:
+            label_names: str | None = None, what: str = "both") -> Prediction:
     """Scores and 0/1 labels of ``views`` under the model in ``model_path``; metrics when ``labels`` is given.
 
     Views whose values, though finite, are so large that the model's feature map overflows are refused
@@ -490,6 +522,9 @@ def predict(model_path: str, views: Sequence[str], labels: str | None = None,
 
     _one_stdin(list(views), labels, model_path)
     model = TMvML.from_arrays(io.read_arrays(io.require_file(model_path)), model_path)
+    if what == "probabilities" and not model.calibrated:
+        raise UsageError(f"--what probabilities: {model_path} is not calibrated (its scores are not probabilities); "
+                         "fit it with mvml-fit --calibrate")
     names = model.label_names_
     if label_names:
         names = check_label_names(read_label_names(label_names), model.n_labels_, label_names)
@@ -514,4 +549,4 @@ def predict(model_path: str, views: Sequence[str], labels: str | None = None,
         if Y.shape != F.shape:
             raise InputError(f"{labels}: shape {Y.shape}; the predictions have shape {F.shape}")
         metrics = evaluate(Y, F, model.threshold)
-    return Prediction(F, P, metrics, names)
+    return Prediction(F, P, metrics, names, model.probabilities(F) if model.calibrated else None)
