@@ -26,7 +26,7 @@ def cli(runs: tuple[str, ...], plot: str | None, **_: object) -> None:
     was solved; empty or '-' when none was); the RPR of each stage; pass rate (mastery); overestimation
     (accuracy - pass rate); failed calls. Every format uses one scale: rates in percent (0-100), named
     in the 'unit' column (%, points = percentage points, count). With --plot, writes a PNG of accuracy,
-    each dimension's RPR and the pass rate.
+    each dimension's RPR (bars) and absolute accuracy (black ticks), and the pass rate.
 
     \b
     Examples:

@@ -89,12 +89,17 @@ def plot(path: str | os.PathLike, names: Sequence[str], summaries: Sequence[dict
     width = 0.8 / max(1, len(names))
     for k, (n, s) in enumerate(zip(names, summaries, strict=True)):
         vals = [s["accuracy"]] + [s["dimensions"][str(d.index)]["rpr"] for d in DIMENSIONS[1:]] + [s["pass_rate"]]
-        ax.bar(x - 0.4 + width * (k + 0.5), [100 * (v or 0.0) for v in vals], width, label=n)
+        xs = x - 0.4 + width * (k + 0.5)
+        ax.bar(xs, [100 * (v or 0.0) for v in vals], width, label=n)
+        # each dimension's absolute accuracy, so a model that solves nothing (RPR undefined) still shows it
+        absolute = [s["dimensions"][str(d.index)].get("pass_rate") for d in DIMENSIONS[1:]]
+        ax.scatter(xs[1:-1], [100 * (v or 0.0) for v in absolute], marker="_", s=60, color="black", zorder=3,
+                   label="absolute accuracy of the inquiry" if k == 0 else None)
     for b in (9.5, 0.5, 4.5, 7.5):
         ax.axvline(b, color="0.85", lw=0.8, zorder=0)
     ax.set_xticks(x, labels)
     ax.set_ylim(0, 105)
-    ax.set_ylabel("% (accuracy, relative pass rate, pass rate)")
+    ax.set_ylabel("% (accuracy, relative pass rate, pass rate)")  # bars: RPR of D1-D9; ticks: absolute
     ax.set_title("CogMath: accuracy vs. per-dimension relative pass rate and mastery")
     ax.legend(fontsize=8, ncol=min(7, len(names)), loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
     plots.save_figure(fig, path)
