@@ -5,8 +5,8 @@ out=$(mktemp -d)
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$out"' EXIT
 paperkit cogmath-generate --source synthetic:20 --seed 1 -o "$out/inq.jsonl"
-paperkit cogmath-eval --inquiries "$out/inq.jsonl" --failures memorise --run-dir "$out/memoriser"
-paperkit cogmath-eval --inquiries "$out/inq.jsonl" --failures distracted:0.5,literal:0.5 --run-dir "$out/mixed"
+paperkit cogmath-eval --inquiries "$out/inq.jsonl" --backend rule --failures memorise --run-dir "$out/memoriser"
+paperkit cogmath-eval --inquiries "$out/inq.jsonl" --backend rule --failures distracted:0.5,literal:0.5 --run-dir "$out/mixed"
 python "$(dirname "$0")/../cogmath/serve_stub.py" --url-file "$out/url" &
 server=$!
 for _ in $(seq 100); do [ -s "$out/url" ] && break; sleep 0.1; done

@@ -49,8 +49,7 @@ def test_instance_file_and_bound(pk, tmp_path):
     r = pk("bandit-bound", "--instance", inst, "--alpha", "0.3", "--horizon", "1000")
     assert r.exit_code == 0, r.stderr
     rows = [json.loads(x) for x in r.stdout.splitlines()]
-    assert [x["arm"] for x in rows] == [2, 3, "total"]
-    assert rows[-1]["cost"] == pytest.approx(rows[0]["cost"] + rows[1]["cost"])
+    assert [x["arm"] for x in rows] == [1, 2]  # 0-based: arm 0 is the best
     d = tmp_path / "sim"
     assert pk("bandit-sim", "--instance", inst, *FAST, "--run-dir", d).exit_code == 0
 
@@ -63,13 +62,16 @@ def test_bound_writes_inf_and_fills_every_column(pk, tmp_path):
     assert r.exit_code == 0, r.stderr
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     assert "null" not in r.stdout
-    assert rows[0]["reward_cost"] == "inf" and rows[-1]["reward_cost"] == "inf"
-    arms, total = rows[:-1], rows[-1]
-    for col in ("cost", "no_fusion_cost", "bound_at_T"):
-        assert total[col] == pytest.approx(sum(x[col] for x in arms)), col
+    assert rows[0]["reward_cost"] == "inf"
+    arms = rows
     # the tied arm costs a reward-only learner nothing: its no-fusion term is its dueling cost
     assert arms[0]["no_fusion_cost"] == arms[0]["duel_cost"]
-    assert pk("bandit-bound", "--instance", inst, "-o", tmp_path / "b.csv").exit_code == 0
+    assert pk("bandit-bound", "--instance", inst, "--horizon", "1000", "-o", tmp_path / "b.csv").exit_code == 0
+    total = json.loads((tmp_path / "b.csv.summary.json").read_text())
+    assert total["reward_cost_sum"] == "inf"
+    for col, key in (("cost", "lower_bound_constant"), ("no_fusion_cost", "no_fusion_constant"),
+                     ("bound_at_T", "lower_bound_at_T")):
+        assert total[key] == pytest.approx(sum(x[col] for x in arms)), col
     table = read_table(tmp_path / "b.csv")
     assert ",," not in (tmp_path / "b.csv").read_text().splitlines()[1]  # per-arm rows have no empty cells
     assert table.column("reward_cost")[0] == float("inf")
@@ -133,9 +135,9 @@ def test_bad_options(pk, tmp_path, args, code, words):
 @pytest.mark.parametrize("body, words", [
     ("means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7], [0.3, 0.5]]\n", "there are 3 means"),
     ("means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6]]\n", "square"),
-    ("means: [0.9, 0.6, 0.5]\npreference: " + BAD_NU + "\n", "preference[1,2] + preference[2,1]"),
+    ("means: [0.9, 0.6, 0.5]\npreference: " + BAD_NU + "\n", "preference[0,1] + preference[1,0]"),
     ("means: [0.9, 0.6, 0.5]\npreference: [[0.5, 0.7, 0.3], [0.3, 0.5, 0.6], [0.7, 0.4, 0.5]]\n", "Condorcet"),
-    ("means: [0.9, 1.6, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n", "means[2] = 1.6"),
+    ("means: [0.9, 1.6, 0.5]\npreference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n", "means[1] = 1.6"),
     ("means: [0.9, 0.6, 0.5]\n", "exactly one"),
     # values that are not numbers: exit 3 naming the file and key, not a traceback
     ("means: [0.9, 0.6, 0.5]\nwins: [[0, 3, 4], [1, 0, 2], [1, 1, 0]]\nprior: abc\n", "prior = 'abc'"),
@@ -187,7 +189,7 @@ def test_sweep_bad_values(pk, tmp_path):
     assert not (tmp_path / "s").exists()
 
 
-@pytest.mark.parametrize("kind, words", [("reward-gap", "arm 2 is"), ("pref-gap", "arm 2 has")])
+@pytest.mark.parametrize("kind, words", [("reward-gap", "arm 1 is"), ("pref-gap", "arm 1 has")])
 def test_gap_sweep_needs_the_best_arm_first(pk, tmp_path, kind, words):
     inst = tmp_path / "w2.yaml"
     inst.write_text("means: [0.6, 0.9, 0.5]\npreference: [[0.5, 0.3, 0.6], [0.7, 0.5, 0.8], [0.4, 0.2, 0.5]]\n")
@@ -247,8 +249,8 @@ def test_presets_at_the_end_of_their_range(pk, spec):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         r = pk("bandit-bound", "--preset", spec, "--horizon", "1000")
-    assert r.exit_code == 0 and r.stderr == "", r.stderr
-    assert len(r.stdout.splitlines()) == 16  # 15 suboptimal arms and the total
+    assert r.exit_code == 0 and r.stderr.startswith("C(alpha) = ") and len(r.stderr.splitlines()) == 1, r.stderr
+    assert len(r.stdout.splitlines()) == 15  # 15 suboptimal arms; the totals are on stderr and in a summary
 
 
 def test_instance_from_stdin(pk, tmp_path):
@@ -257,9 +259,9 @@ def test_instance_from_stdin(pk, tmp_path):
     from_file = pk("bandit-bound", "--instance", tmp_path / "inst.yaml")
     r = pk("bandit-bound", "--instance", "-", input=body)
     assert r.exit_code == 0, r.stderr
-    assert r.stdout == from_file.stdout and len(r.stdout.splitlines()) == 3
+    assert r.stdout == from_file.stdout and len(r.stdout.splitlines()) == 2
     r = pk("bandit-bound", "--instance", "-", input="means: [0.9, 1.6]\npreference: [[0.5, 0.7], [0.3, 0.5]]\n")
-    assert r.exit_code == 3 and "<stdin>" in r.stderr and "means[2]" in r.stderr
+    assert r.exit_code == 3 and "<stdin>" in r.stderr and "means[1]" in r.stderr
     d = tmp_path / "sim"
     r = pk("bandit-sim", "--instance", "-", *FAST, "--algos", "decofusion", "--run-dir", d, input=body)
     assert r.exit_code == 0, r.stderr
@@ -304,6 +306,98 @@ def test_cli_algorithm_names_match_the_kernels():
 @pytest.mark.slow
 def test_console_script_subprocess(pk_bin, tmp_path):
     r = pk_bin("bandit-bound", "--preset", "pref-gap:0.05", "-o", "-")
-    assert r.exit_code == 0 and r.stdout.count("\n") == 16
+    assert r.exit_code == 0 and r.stdout.count("\n") == 15  # one row per suboptimal arm; totals on stderr
     r = pk_bin("bandit-sim", "--horizon", "2000", "--runs", "2", "--algos", "decofusion", "--run-dir", tmp_path / "r")
     assert r.exit_code == 0 and json.loads(r.stdout)["ranking"][0]["algo"] == "decofusion"
+
+
+# ------------------------------------------------------------------------------ issue 29: usability
+NAMED = ("names: [gpt, llama, qwen]\nmeans: [0.9, 0.6, 0.5]\n"
+         "preference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n")
+
+
+@pytest.mark.parametrize("cmd", ["bandit-sim", "bandit-sweep", "bandit-bound"])
+def test_help_shows_the_instance_schema_and_the_index_convention(pk, cmd):
+    text = pk(cmd, "--help").stdout
+    assert "names: [a, b, c]" in text and "preference:" in text and "wins:" in text
+    assert "numbered from 0" in " ".join(text.split())
+
+
+def test_the_schema_in_help_is_the_readers_and_loads():
+    import yaml
+
+    from paperkit.methods.bandit.instances import INSTANCE_SCHEMA, instance_from_mapping
+    from paperkit_cli.commands._bandit_common import INSTANCE_SCHEMA as SHOWN
+
+    assert SHOWN == INSTANCE_SCHEMA
+    inst = instance_from_mapping(yaml.safe_load(INSTANCE_SCHEMA))
+    assert inst.names == ("a", "b", "c") and inst.best == 0
+
+
+def test_arm_names_are_used_in_tables_and_outputs(pk, tmp_path):
+    inst = tmp_path / "named.yaml"
+    inst.write_text(NAMED)
+    r = pk("bandit-bound", "--instance", inst, "--format", "csv")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("arm,name,reward_cost,duel_cost,duel_partner,duel_partner_name,")
+    assert lines[1].startswith("1,llama,") and ",0,gpt," in lines[1] and lines[2].startswith("2,qwen,")
+    assert "best arm 0 'gpt'" in r.stderr
+    d = tmp_path / "sim"
+    r = pk("bandit-sim", "--instance", inst, *FAST, "--algos", "decofusion", "--run-dir", d)
+    assert r.exit_code == 0, r.stderr
+    assert read_json(d / "final.json")["best_arm_name"] == "gpt"
+    assert "names" in (d / "instance.yaml").read_text()
+
+
+@pytest.mark.parametrize("names, words", [
+    ("[a, b]", "names has 2 entries but there are 3 means"),
+    ("[a, b, a]", "'a' is given twice"),
+    ("[a, '', c]", "names[1] = ''"),
+    ("gpt", "expected a list of 3 arm names"),
+])
+def test_bad_arm_names_are_one_line(pk, tmp_path, names, words):
+    inst = tmp_path / "bad.yaml"
+    inst.write_text(NAMED.replace("[gpt, llama, qwen]", names))
+    r = pk("bandit-bound", "--instance", inst)
+    assert r.exit_code == 3 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_messages_name_arms_from_0(pk, tmp_path):
+    inst = tmp_path / "w.yaml"
+    inst.write_text("names: [x, y, z]\nmeans: [0.6, 0.9, 0.5]\n"
+                    "preference: [[0.5, 0.7, 0.8], [0.3, 0.5, 0.6], [0.2, 0.4, 0.5]]\n")
+    r = pk("bandit-bound", "--instance", inst)
+    assert r.exit_code == 3 and "the Condorcet winner, arm 0 ('x'), has mean 0.6" in r.stderr
+    assert "(arm 1 ('y'))" in r.stderr
+
+
+def test_bound_rows_are_all_arms_and_totals_go_to_a_summary(pk, tmp_path):
+    out = tmp_path / "bound.csv"
+    r = pk("bandit-bound", "--preset", "official16", "--horizon", "1000", "-o", out, "-q")
+    assert r.exit_code == 0 and r.stderr == "", r.stderr
+    table = read_table(out)
+    assert list(table.column("arm")) == list(range(1, 16))  # one integer type: no 'total' row
+    summary = json.loads((tmp_path / "bound.csv.summary.json").read_text())
+    assert summary["lower_bound_constant"] == pytest.approx(sum(table.column("cost")))
+    assert summary["best_arm"] == 0 and summary["horizon"] == 1000
+    assert str(tmp_path / "bound.csv.summary.json") in {x["path"] for x in read_json(out.with_name("bound.csv.manifest.json"))["outputs"]}
+    custom = tmp_path / "totals.json"
+    assert pk("bandit-bound", "--preset", "official16", "--summary", custom).exit_code == 0
+    assert json.loads(custom.read_text())["lower_bound_at_T"] is None
+
+
+def test_sweep_yscale(pk, tmp_path):
+    from paperkit.methods.bandit.plots import sweep_figure
+
+    rows = [{"algo": "decofusion", "value": v, "regret_mean": 10.0 * v, "regret_sem": 1.0, "lower_bound": 1.0}
+            for v in (0.1, 0.2)]
+    assert sweep_figure(rows, "reward-gap").axes[0].get_yscale() == "log"
+    assert sweep_figure(rows, "reward-gap", yscale="linear").axes[0].get_yscale() == "linear"
+    assert sweep_figure(rows, "alpha").axes[0].get_yscale() == "linear"
+    assert sweep_figure(rows, "alpha", yscale="log").axes[0].get_yscale() == "log"
+    d = tmp_path / "sw"
+    r = pk("bandit-sweep", "--sweep", "alpha", "--values", "0.5", "--yscale", "log", *FAST, "--run-dir", d)
+    assert r.exit_code == 0 and (d / "sweep.png").exists(), r.stderr
+    r = pk("bandit-sweep", "--sweep", "alpha", "--values", "0.5", "--yscale", "cubic", *FAST, "--run-dir", tmp_path / "x")
+    assert r.exit_code == 2 and "--yscale" in r.stderr

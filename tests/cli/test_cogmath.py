@@ -44,7 +44,7 @@ def test_generate_official_import(pk, tmp_path):
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(rows) == 29 and all(x["judge"] == "imported" for x in rows)
     run = tmp_path / "run"
-    r = pk("cogmath-eval", "--inquiries", out, "--run-dir", run)
+    r = pk("cogmath-eval", "--inquiries", out, "--backend", "rule", "--run-dir", run)
     assert r.exit_code == 0, r.stderr  # the rule solver cannot read these texts: it refuses them
     s = json.loads((run / "summary.json").read_text())
     assert s["n_problems"] == 3 and s["n_missing_dimensions"] == 1 and s["accuracy"] == 0.0
@@ -140,7 +140,7 @@ def one_problem(inquiries, tmp_path):
 
 def test_eval_rule_replay_and_report(pk, inquiries, tmp_path):
     live, again = tmp_path / "live", tmp_path / "again"
-    r = pk("cogmath-eval", "--inquiries", inquiries, "--failures", "memorise", "--run-dir", live)
+    r = pk("cogmath-eval", "--inquiries", inquiries, "--backend", "rule", "--failures", "memorise", "--run-dir", live)
     assert r.exit_code == 0, r.stderr
     line = summary_line(r)
     assert line["accuracy"] == 1.0 and line["pass_rate"] == 0.0 and line["called"] == 80
@@ -154,17 +154,17 @@ def test_eval_rule_replay_and_report(pk, inquiries, tmp_path):
     for name in ("summary.json", "responses.jsonl", "scores.csv"):
         assert (live / name).read_bytes() == (again / name).read_bytes(), name
     # a finished run is not overwritten
-    line = one_line_error(pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", live), 1)
+    line = one_line_error(pk("cogmath-eval", "--inquiries", inquiries, "--backend", "rule", "--run-dir", live), 1)
     assert "finished run" in line
     perfect = tmp_path / "perfect"
-    assert pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", perfect).exit_code == 0
+    assert pk("cogmath-eval", "--inquiries", inquiries, "--backend", "rule", "--run-dir", perfect).exit_code == 0
     png = tmp_path / "dims.png"
     r = pk("cogmath-report", perfect, live, "--names", "perfect,memoriser", "--plot", png)
     assert r.exit_code == 0, r.stderr
     assert "RPR D9 Backward Reasoning" in r.stdout and "memoriser" in r.stdout.splitlines()[0]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     r = pk("cogmath-report", perfect, live, "--format", "csv")
-    assert r.stdout.splitlines()[0] == "metric,perfect,live" and "pass rate (mastery),1.0,0.0" in r.stdout
+    assert r.stdout.splitlines()[0] == "metric,unit,perfect,live" and "pass rate (mastery),%,100.0,0.0" in r.stdout
     assert "| metric |" in pk("cogmath-report", perfect, "--format", "markdown").stdout
 
 
@@ -261,8 +261,10 @@ def write(tmp_path, name, text):
 def test_eval_bad_input_writes_nothing(pk, inquiries, tmp_path, make, extra, code, match):
     src = make(tmp_path) if make else inquiries
     extra = [str(write(tmp_path, "p.yaml", "colour: red\n")) if x == "PROMPTS" else x for x in extra]
+    if "--backend" not in extra:
+        extra = ["--backend", "rule", *extra]
     run = tmp_path / "run"
-    line = one_line_error(pk("cogmath-eval", "--inquiries", src, *extra, "--run-dir", run), code)
+    line = one_line_error(pk("cogmath-eval", "--inquiries", src, "--backend", "rule", *extra, "--run-dir", run), code)
     assert match in line
     assert not run.exists()
 
@@ -316,7 +318,7 @@ def test_eval_corrupt_cache_is_bad_input(pk, inquiries, tmp_path, content, backe
 def test_eval_replay_with_force_keeps_the_run_dirs_cache(pk, inquiries, tmp_path):
     """--force would clear the run dir holding the cache that replay is asked to read: refused first."""
     run = tmp_path / "run"
-    assert pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", run).exit_code == 0
+    assert pk("cogmath-eval", "--inquiries", inquiries, "--backend", "rule", "--run-dir", run).exit_code == 0
     before = (run / "cache.sqlite").read_bytes()
     line = one_line_error(pk("cogmath-eval", "--inquiries", inquiries, "--backend", "replay", "--force",
                              "--run-dir", run), 2)
@@ -325,14 +327,14 @@ def test_eval_replay_with_force_keeps_the_run_dirs_cache(pk, inquiries, tmp_path
 
 
 def test_eval_dimension_table_on_stderr_and_quiet(pk, inquiries, tmp_path):
-    r = pk("cogmath-eval", "--inquiries", inquiries, "--failures", "memorise", "--run-dir", tmp_path / "a")
+    r = pk("cogmath-eval", "--inquiries", inquiries, "--backend", "rule", "--failures", "memorise", "--run-dir", tmp_path / "a")
     assert r.exit_code == 0, r.stderr
     lines = r.stderr.splitlines()
-    assert lines[0].startswith("8 problems, 72 inquiries") and lines[1].split() == ["dim", "inquiry", "stage", "n", "RPR", "%"]
+    assert lines[0].startswith("8 problems, 72 inquiries") and lines[1].split() == ["dim", "inquiry", "stage", "n", "acc", "%", "RPR", "%"]
     d4 = next(x for x in lines if x.startswith("D4 "))
     assert d4.split()[-1] == "100.0" and next(x for x in lines if x.startswith("D9 ")).split()[-1] == "0.0"
     assert lines[-1] == "accuracy 100.0%  pass rate 0.0%  overestimation 100.0 points"
-    q = pk("cogmath-eval", "--inquiries", inquiries, "--failures", "memorise", "--run-dir", tmp_path / "b", "-q")
+    q = pk("cogmath-eval", "--inquiries", inquiries, "--backend", "rule", "--failures", "memorise", "--run-dir", tmp_path / "b", "-q")
     assert q.exit_code == 0 and q.stderr == "" and summary_line(q) == {**summary_line(r), "run_dir": str(tmp_path / "b")}
 
 
@@ -340,7 +342,7 @@ def test_eval_old_jsonl_cache_is_converted_and_replayed(pk, pk_bin, inquiries, t
     from paperkit.methods.cogmath.cache import ResponseCache
 
     live = tmp_path / "live"
-    assert pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", live).exit_code == 0
+    assert pk("cogmath-eval", "--inquiries", inquiries, "--backend", "rule", "--run-dir", live).exit_code == 0
     old = tmp_path / "old.jsonl"  # the cache as older versions wrote it
     old.write_text("".join(json.dumps(r) + "\n" for r in ResponseCache(live / "cache.sqlite").rows()))
     r = pk_bin("cogmath-eval", "--inquiries", str(inquiries), "--backend", "replay", "--cache", str(old), "--run-dir",
@@ -407,10 +409,10 @@ def test_report_bad_input(pk, tmp_path):
 
 def test_report_names_is_a_list(pk, inquiries, tmp_path):
     run = tmp_path / "run"
-    assert pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", run, "-q").exit_code == 0
+    assert pk("cogmath-eval", "--inquiries", inquiries, "--backend", "rule", "--run-dir", run, "-q").exit_code == 0
     r = pk("cogmath-report", run, run, "--names", " first , second", "--format", "csv")
     assert r.exit_code == 0, r.stderr
-    assert r.stdout.splitlines()[0] == "metric,first,second"
+    assert r.stdout.splitlines()[0] == "metric,unit,first,second"
     assert "'a,,b' has an empty item" in one_line_error(pk("cogmath-report", run, "--names", "a,,b"), 2)
     assert "2 names for 1 runs" in one_line_error(pk("cogmath-report", run, "--names", "a,b"), 2)
 
@@ -418,3 +420,79 @@ def test_report_names_is_a_list(pk, inquiries, tmp_path):
 def test_report_missing_run_is_bad_input(pk, tmp_path):
     line = one_line_error(pk("cogmath-report", tmp_path / "no-such-run"), 3)
     assert "no-such-run" in line and "no such run directory" in line
+
+
+# ------------------------------------------------------------------------------ issue 29: usability
+def test_eval_requires_a_backend(pk, inquiries, tmp_path):
+    """No silent default model: without --backend the rule solver must not answer (exit 2, one line
+    naming the choices, nothing written)."""
+    run = tmp_path / "run"
+    line = one_line_error(pk("cogmath-eval", "--inquiries", inquiries, "--run-dir", run), 2)
+    assert "--backend" in line and "openai, shell, hf, rule, replay" in line
+    assert not run.exists()
+    # a config file may give it
+    cfg = write(tmp_path, "c.yaml", "backend: rule\n")
+    assert pk("cogmath-eval", "--config", cfg, "--inquiries", inquiries, "--run-dir", run, "-q").exit_code == 0
+    assert summary_line(pk("cogmath-eval", "--config", cfg, "--inquiries", inquiries, "--run-dir", run, "--force",
+                           "-q"))["backend"] == "rule"
+
+
+def test_generate_llm_agents_without_a_backend(pk):
+    line = one_line_error(pk("cogmath-generate", "--source", "synthetic:1", "--agents", "llm"), 2)
+    assert "--backend openai, shell, hf or replay" in line and "(not" not in line
+
+
+def test_eval_table_shows_absolute_accuracy_beside_rpr(pk, inquiries, tmp_path):
+    """A model that solves nothing: RPR has no base ('-') but each dimension's absolute accuracy is shown."""
+    ok = tmp_path / "refuse.sh"
+    ok.write_text("#!/bin/sh\ncat > /dev/null\necho 'The problem cannot be solved.'\n")
+    ok.chmod(ok.stat().st_mode | stat.S_IXUSR)
+    r = pk("cogmath-eval", "--inquiries", inquiries, "--backend", "shell", "--cmd", str(ok), "--run-dir", tmp_path / "r")
+    assert r.exit_code == 0, r.stderr
+    d2 = next(x for x in r.stderr.splitlines() if x.startswith("D2 ")).split()
+    assert d2[-2:] == ["100.0", "-"]  # acc % then RPR %
+    d4 = next(x for x in r.stderr.splitlines() if x.startswith("D4 ")).split()
+    assert d4[-2:] == ["0.0", "-"]
+
+
+def test_report_one_scale_named_in_every_format(pk, inquiries, tmp_path):
+    run = tmp_path / "mem"
+    assert pk("cogmath-eval", "--inquiries", inquiries, "--backend", "rule", "--failures", "memorise",
+              "--run-dir", run, "-q").exit_code == 0
+    table = pk("cogmath-report", run).stdout.splitlines()
+    csv_rows = [x.split(",") for x in pk("cogmath-report", run, "--format", "csv").stdout.splitlines()]
+    jsonl = [json.loads(x) for x in pk("cogmath-report", run, "--format", "jsonl").stdout.splitlines()]
+    assert table[0].split() == ["metric", "unit", "mem"] and csv_rows[0] == ["metric", "unit", "mem"]
+    by_metric = {r[0]: r for r in csv_rows}
+    assert by_metric["accuracy (original)"][1:] == ["%", "100.0"]  # percent, as in the table
+    assert by_metric["pass rate (mastery)"][1:] == ["%", "0.0"]
+    assert by_metric["accuracy D4 Redundant Condition"][1:] == ["%", "100.0"]
+    assert by_metric["overestimation (acc - PR)"][1:] == ["points", "100.0"]
+    assert by_metric["problems"][1:] == ["count", "8"]
+    acc_line = next(x for x in table if x.startswith("accuracy (original)"))
+    assert acc_line.split()[-2:] == ["%", "100.0"]
+    assert {"metric": "pass rate (mastery)", "unit": "%", "mem": 0.0} in jsonl
+    assert "column of the report" in one_line_error(pk("cogmath-report", run, "--names", "unit"), 2)
+
+
+def test_eval_help_states_the_answer_format(pk):
+    text = " ".join(pk("cogmath-eval", "--help").stdout.split())
+    assert "'#### <answer>'" in text and "\\boxed" in text and "cannot be solved" in text
+
+
+def test_shell_syntax_in_cmd_is_warned_about_once(pk, pk_bin, one_problem, tmp_path):
+    from paperkit.methods.cogmath.backends import shell_syntax
+
+    assert shell_syntax("cat p.txt | head -1") == ["|"] and shell_syntax("m.py > out 2>&1") == [">", ">&"]
+    assert shell_syntax("python3 m.py --flag 'a|b'") == [] and shell_syntax("echo $HOME") == ["$"]
+    r = pk_bin("cogmath-eval", "--inquiries", str(one_problem), "--backend", "shell", "--cmd", "cat /dev/null | head",
+               "--run-dir", str(tmp_path / "run"))
+    warned = [x for x in r.stderr.splitlines() if "shell syntax" in x]
+    assert len(warned) == 1 and warned[0].startswith("paperkit cogmath-eval: warning: --cmd") and "(|)" in warned[0]
+    # bad input stays one line: the warning comes after the inputs are checked and the run dir is made
+    line = one_line_error(pk("cogmath-eval", "--inquiries", tmp_path / "missing.jsonl", "--backend", "shell",
+                             "--cmd", "cat | head", "--run-dir", tmp_path / "run2"), 3)
+    assert "no such file" in line
+    ok = pk("cogmath-eval", "--inquiries", one_problem, "--backend", "shell", "--cmd", "cat", "--run-dir",
+            tmp_path / "run3")
+    assert "shell syntax" not in ok.stderr

@@ -339,3 +339,26 @@ def test_bench_threads_is_spelled_jobs(pk, tmp_path):
     assert read_json(tmp_path / "b" / "manifest.json")["extra"]["threads"] == 1
     r = pk("mm-prefill-bench", "--threads", "2", "--run-dir", tmp_path / "c")
     assert r.exit_code == 2 and "--threads" in r.stderr
+
+
+def test_density_budget_is_met_or_warned_about(pk, tmp_path):
+    """Issue 29: at N = 512 with 64-token tiles no index reaches --density 0.2 (the diagonal tiles, sinks
+    and local window alone are above it): the run warns with the achieved density and why, and the
+    summary counts the heads over budget. With 16-token tiles the budget is met and nothing is said."""
+    from paperkit.methods.mm_prefill.run import diagonal_share
+
+    assert diagonal_share(512, 64) == pytest.approx(8 * 64 * 65 / 2 / (512 * 513 / 2))
+    assert diagonal_share(100, 64) == pytest.approx((64 * 65 / 2 + 36 * 37 / 2) / (100 * 101 / 2))
+    path = qkv_file(tmp_path, shape=(2, 512, 16))
+    r = pk("mm-prefill", "--qkv", path, "--pattern", "vs", "--density", "0.2", "--run-dir", tmp_path / "a")
+    assert r.exit_code == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["mean_density"] > 0.3 and s["heads_over_budget"] == 2
+    warned = [x for x in r.stderr.splitlines() if "not met" in x]
+    assert len(warned) == 1 and warned[0].startswith("paperkit mm-prefill: warning: --density 0.2 is not met at N = 512")
+    assert f"mean {s['mean_density']:.3f}" in warned[0] and "64-token tiles" in warned[0] and "--block-size" in warned[0]
+    r = pk("mm-prefill", "--qkv", path, "--pattern", "vs", "--density", "0.2", "--block-size", "16",
+           "--run-dir", tmp_path / "b")
+    assert r.exit_code == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["mean_density"] <= 0.2 * 1.01 and s["heads_over_budget"] == 0 and "not met" not in r.stderr

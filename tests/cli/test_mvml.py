@@ -83,7 +83,7 @@ def test_bad_inputs_found_before_the_run_starts(syn, tmp_path, pk):
     np.save(tmp_path / "narrow.npy", np.load(syn / "view2.npy")[:, :-1])
     narrow = f"{syn / 'view1.npy'},{tmp_path / 'narrow.npy'},{syn / 'view3.npy'}"
     base = ["--views", views, "--labels", labels, "--m", "8"]
-    assert "training view 2 has" in _bad(tmp_path, pk, *base, "--test-views", narrow, code=3)
+    assert "training view 1 (0-based) has" in _bad(tmp_path, pk, *base, "--test-views", narrow, code=3)
     assert "--test-views has 2 views" in _bad(tmp_path, pk, *base, "--test-views", _views(syn, 2), code=3)
     for value in ("0", "-1", "nan", "inf"):
         assert "--lam-tnn" in _bad(tmp_path, pk, *base, "--methods", "tmvml,tnn", "--lam-tnn", value, code=2)
@@ -238,3 +238,94 @@ def test_fit_settings_defaults_are_the_estimators():
     for name in MODEL_FIELDS:
         assert getattr(settings, name) == getattr(model, name), name
     assert set(MODEL_FIELDS) <= {f.name for f in dataclasses.fields(FitSettings)}
+
+
+# ------------------------------------------------------------------------------ issue 29: usability
+def _labels_csv(syn, tmp_path, names):
+    Y = np.load(syn / "labels.npy").astype(int)
+    path = tmp_path / "labels.csv"
+    path.write_text(",".join(names) + "\n" + "".join(",".join(map(str, r)) + "\n" for r in Y))
+    return path, Y.shape[1]
+
+
+FAST_FIT = ["--m", "4", "--max-iter", "5", "--solver", "numpy", "--map", "pca"]
+
+
+def test_label_names_from_the_header_reach_the_model_and_predictions(syn, tmp_path, pk):
+    q = np.load(syn / "labels.npy").shape[1]
+    names = [f"tag{j}" for j in range(q)]
+    labels, _ = _labels_csv(syn, tmp_path, names)
+    r = pk("mvml-fit", "--views", _views(syn), "--labels", labels, *FAST_FIT, "--run-dir", tmp_path / "a", "-q")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["labels"] == names
+    assert json.loads((tmp_path / "a" / "metrics.json").read_text())["label_names"] == names
+    r = pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", _views(syn), "--format", "csv")
+    assert r.exit_code == 0, r.stderr
+    header = r.stdout.splitlines()[0].split(",")
+    assert header == [f"score_{n}" for n in names] + [f"label_{n}" for n in names]
+    # --label-names overrides; a wrong count is one line, exit 3
+    other = tmp_path / "names.txt"
+    other.write_text("".join(f"L{j}\n" for j in range(q)))
+    r = pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", _views(syn), "--label-names", other,
+           "--what", "labels", "--format", "csv")
+    assert r.stdout.splitlines()[0] == ",".join(f"label_L{j}" for j in range(q))
+    other.write_text("a,b\n")
+    r = pk("mvml-fit", "--views", _views(syn), "--labels", labels, "--label-names", other, *FAST_FIT,
+           "--run-dir", tmp_path / "b")
+    assert r.exit_code == 3 and f"2 label names for {q} label columns" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "b").exists()
+
+
+def test_without_names_columns_are_0_based(syn, tmp_path, pk):
+    q = np.load(syn / "labels.npy").shape[1]
+    assert pk("mvml-fit", "--views", _views(syn), "--labels", syn / "labels.npy", *FAST_FIT,
+              "--run-dir", tmp_path / "a", "-q").exit_code == 0
+    r = pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", _views(syn), "--what", "scores",
+           "--format", "csv")
+    assert r.stdout.splitlines()[0] == ",".join(f"score_{j}" for j in range(q))
+    # a view of the wrong width names the file and its 0-based position
+    np.save(tmp_path / "narrow.npy", np.load(syn / "view2.npy")[:, :-1])
+    views = f"{syn / 'view1.npy'},{tmp_path / 'narrow.npy'},{syn / 'view3.npy'}"
+    r = pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", views)
+    assert r.exit_code == 3 and "narrow.npy: view 1 (0-based) has" in r.stderr
+
+
+def test_summary_lists_every_method_and_says_what_scores_are(syn, tmp_path, pk):
+    args = ["--views", _views(syn), "--labels", syn / "labels.npy", *FAST_FIT, "--cv", "1",
+            "--methods", "tmvml,ridge-view,mlknn"]
+    r = pk("mvml-fit", *args, "--run-dir", tmp_path / "a", "-q")
+    assert r.exit_code == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["methods"] == ["tmvml", "ridge-view", "mlknn"]
+    assert set(s["cv_average_precision"]) == {"tmvml", "ridge-view", "mlknn"}
+    report = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert "not a probability" in report["scores"]["tmvml"] and "probabilities" in report["scores"]["mlknn"]
+    text = " ".join(pk("mvml-fit", "--help").stdout.split())
+    assert "Scores are not probabilities" in text and "numbered from 0" in text
+    r = pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", _views(syn), "-o", tmp_path / "p.csv")
+    manifest = json.loads((tmp_path / "p.csv.manifest.json").read_text())
+    assert "not a probability" in manifest["extra"]["scores"]
+
+
+def test_calibrate_gives_probabilities_in_the_model_and_predictions(syn, tmp_path, pk):
+    q = np.load(syn / "labels.npy").shape[1]
+    r = pk("mvml-fit", "--views", _views(syn), "--labels", syn / "labels.npy", *FAST_FIT, "--calibrate",
+           "--run-dir", tmp_path / "a", "-q")
+    assert r.exit_code == 0, r.stderr
+    P = np.load(tmp_path / "a" / "probabilities.npy")
+    assert P.shape == (100, q) and ((P > 0) & (P < 1)).all()
+    c = json.loads((tmp_path / "a" / "metrics.json").read_text())["calibration"]
+    assert c["method"] == "platt" and c["n_calibration"] == 30 and len(c["a"]) == q
+    r = pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", _views(syn), "--format", "csv")
+    assert r.exit_code == 0, r.stderr
+    header = r.stdout.splitlines()[0].split(",")
+    assert header[q:2 * q] == [f"prob_{j}" for j in range(q)]
+    out = tmp_path / "p.npy"
+    assert pk("mvml-predict", "--model", tmp_path / "a" / "model.npz", "--views", _views(syn), "--what",
+              "probabilities", "-o", out).exit_code == 0
+    np.testing.assert_allclose(np.load(out), P)
+    # an uncalibrated model has no probabilities: a usage error, one line
+    assert pk("mvml-fit", "--views", _views(syn), "--labels", syn / "labels.npy", *FAST_FIT,
+              "--run-dir", tmp_path / "b", "-q").exit_code == 0
+    r = pk("mvml-predict", "--model", tmp_path / "b" / "model.npz", "--views", _views(syn), "--what", "probabilities")
+    assert r.exit_code == 2 and "not calibrated" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -16,13 +16,21 @@ DTYPE_CHOICES = ["auto", "float32", "bfloat16", "float16"]
 MAX_TIMEOUT_S = 86_400.0
 
 
-def backend_options(f: Callable) -> Callable:
-    """The model/backend options shared by cogmath-eval and cogmath-generate (LLM agents)."""
+BACKEND_HELP = ("openai: an OpenAI-compatible server; shell: a program (prompt on stdin, answer on stdout); hf: a "
+                "local transformers model; rule: the template-aware rule solver (a simulated model, not an LLM); "
+                "replay: answers from --cache only.")
+
+
+def backend_options(f: Callable | None = None, *, required: bool = True) -> Callable:
+    """The model/backend options shared by cogmath-eval (``--backend`` required: there is no silent default
+    model) and cogmath-generate (``required=False``: only its LLM agents use a backend)."""
+    if f is None:
+        return lambda g: backend_options(g, required=required)
     decorators = [
-        click.option("--backend", type=click.Choice(BACKEND_CHOICES), default="rule", show_default=True,
-                     help="openai: an OpenAI-compatible server; shell: a program (prompt on stdin, answer on "
-                          "stdout); hf: a local transformers model; rule: the template-aware rule solver; "
-                          "replay: answers from --cache only."),
+        click.option("--backend", type=click.Choice(BACKEND_CHOICES), required=required,
+                     # click counts an explicit default of None as given: a required option has none
+                     **({} if required else {"default": None}),
+                     help=("Required. " if required else "Needed with --agents llm. ") + BACKEND_HELP),
         click.option("--model", default=None, metavar="NAME|PATH",
                      help="openai: the model name the server serves; hf: a local Hugging Face model folder "
                           "(nothing is downloaded); replay: the cache's model to replay; shell, rule: the name "
@@ -32,7 +40,9 @@ def backend_options(f: Callable) -> Callable:
         click.option("--api-key-env", default=None, metavar="VAR",
                      help="Environment variable holding the API key (never stored); none for local servers."),
         click.option("--cmd", default=None, metavar="'PROG ARGS'",
-                     help="Shell backend program and arguments, split like a shell would but run without one."),
+                     help="Shell backend program and arguments, split like a shell would but run without one: "
+                          "shell syntax (| > < ; & $VAR ~ backticks) reaches the program as plain arguments, "
+                          "and a warning names it (wrap pipelines in a script, or use sh -c '...')."),
         click.option("--dtype", type=click.Choice(DTYPE_CHOICES), default=None,
                      help="hf backend: precision of the weights; auto is the model's own [default: float32 on "
                           "CPU, auto on CUDA]. Part of the cache key."),

@@ -11,6 +11,7 @@ SETTINGS = "paperkit.methods.bandit.run:SimSettings"
 
 
 @options.command("bandit-sim", short_help="Simulate reward+dueling bandit algorithms: regret curves, ranks.")
+@common.instance_schema_help
 @common.instance_options
 @common.alpha_option
 @common.horizon_option(200000)
@@ -34,7 +35,8 @@ def cli(preset, instance_path, run_dir, resume, force, **_):
     Runs each algorithm RUNS times for HORIZON rounds on one instance (numba, runs in parallel) and
     writes to DIR: regret.csv (log-spaced t; mean and std of the aggregated regret alpha·reward +
     (1 − alpha)·dueling, and the mean of each part), final.json (final regrets ranked, the lower-bound
-    constant C(alpha) and C(alpha)·log T), instance.yaml (the resolved means and preference matrix),
+    constant C(alpha) and C(alpha)·log T, the best arm and its name), instance.yaml (the resolved means,
+    preference matrix and arm names),
     regret.png (regret against t, log-x and, by default, linear y so log t growth is a straight line;
     mean ± std and the line C(alpha)·log t). Prints the ranked table on stderr and one JSON summary
     line on stdout. Each finished algorithm is a stage of the run; --resume continues an interrupted
@@ -60,7 +62,8 @@ def cli(preset, instance_path, run_dir, resume, force, **_):
                                           ("regret_mean", "regret", ".1f"), ("regret_std", "± std", ".1f"),
                                           ("reward_regret_mean", "reward", ".1f"),
                                           ("duel_regret_mean", "dueling", ".1f")],
-                         footer=f"lower bound C(alpha)·log T = {result.bound_at_horizon:.1f}")
+                         footer=f"lower bound C(alpha)·log T = {result.bound_at_horizon:.1f}  "
+                                f"(best arm {result.best_arm})")
     options.echo_data(json.dumps({
         "run_dir": str(run.path), "instance": result.instance, "alpha": s.alpha, "T": s.horizon, "runs": s.runs,
         "ranking": [{k: r[k] for k in ("rank", "algo", "regret_mean", "regret_std")} for r in result.ranking]}))

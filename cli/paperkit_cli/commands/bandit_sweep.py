@@ -11,9 +11,10 @@ SETTINGS = "paperkit.methods.bandit.run:SweepSettings"
 
 
 @options.command("bandit-sweep", short_help="Final regret of bandit algorithms along alpha or a gap (CSV + PNG).")
+@common.instance_schema_help
 @click.option("--sweep", type=click.Choice(["alpha", "reward-gap", "pref-gap"]), required=True,
-              help="What to vary: alpha (fusion weight), reward-gap (mu_k = 0.9 − (k−1)·gap) or pref-gap "
-                   "(nu_kl = 1/2 + (l − k)·gap).")
+              help="What to vary: alpha (fusion weight), reward-gap (mu_k = 0.9 − k·gap, arms k = 0, 1, ...) or "
+                   "pref-gap (nu_kl = 1/2 + (l − k)·gap).")
 @click.option("--values", type=options.ListOf(options.FiniteFloat()), default=None, metavar="V1,V2,...",
               help="Values to sweep [default: the paper's: alpha 0, 0.02, ..., 1; reward gaps "
                    "0.06, 0.11, 0.16, 0.21; preference gaps 0.03, 0.05, ..., 0.11].")
@@ -26,6 +27,9 @@ SETTINGS = "paperkit.methods.bandit.run:SweepSettings"
 @click.option("--runs", type=click.IntRange(min=1), default=20, show_default=True,
               help="Independent runs per value and algorithm.")
 @common.f_coef_option
+@click.option("--yscale", type=click.Choice(["linear", "log"]), default=None,
+              help="y axis of sweep.png [default: log for the gap sweeps, whose regrets span orders of "
+                   "magnitude; linear for alpha].")
 @common.max_memory_option
 @options.seed_option
 @options.jobs_option
@@ -53,7 +57,7 @@ def cli(preset, instance_path, run_dir, resume, force, **_):
     s = runtime.settings(SweepSettings)
     inputs = prepare_sweep(s, preset=preset, instance_path=instance_path)
     run = runtime.start_run(run_dir, resume=resume, force=force, extra=inputs.resume_key,
-                            resume_free=("max_memory_gb",))
+                            resume_free=("yscale", "max_memory_gb"))
     rows = execute_sweep(inputs, run)
     runtime.write_manifest(run_dir=run.path, seed=s.seed, inputs=list(inputs.base.files))
     options.echo_data(json.dumps({"run_dir": str(run.path), "sweep": s.sweep, "values": list(inputs.values),

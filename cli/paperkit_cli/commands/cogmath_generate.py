@@ -22,7 +22,7 @@ SETTINGS = "paperkit.methods.cogmath.run:GenerateSettings"
               help="Synthetic problems: fewest reasoning steps after the starting quantity.")
 @click.option("--max-steps", type=click.IntRange(1, 8), default=4, show_default=True,
               help="Synthetic problems: most reasoning steps.")
-@backend_options
+@backend_options(required=False)
 @click.option("-o", "--output", default="-", show_default=True, metavar="PATH",
               help="Inquiry JSONL to write; '-' is stdout.")
 @click.option("--manifest", "manifest_path", default=None, metavar="PATH",
@@ -48,12 +48,18 @@ def cli(source, prompts_file, cache, output, manifest_path, **_):
     --source official:GSM8K.json, or --source problems:mine.jsonl --agents llm --backend openai
     --model NAME [--api-key-env VAR].
     """
-    from paperkit.methods.cogmath.run import GenerateSettings, execute_generate, prepare_generate
+    from paperkit.methods.cogmath.run import (
+        GenerateSettings,
+        execute_generate,
+        log_warnings,
+        prepare_generate,
+    )
     from paperkit.methods.cogmath.sources import write_inquiries
     from paperkit_cli import runtime
 
     s = runtime.settings(GenerateSettings)
     inputs = prepare_generate(s, source, prompts_file=prompts_file, cache=cache)
+    log_warnings(inputs.warnings)
     result = execute_generate(inputs)
     write_inquiries(output, result.rows)
     runtime.write_manifest(inputs=inputs.files, output=output, manifest_path=manifest_path, seed=s.seed,

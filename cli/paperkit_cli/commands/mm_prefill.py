@@ -22,7 +22,9 @@ SETTINGS = "paperkit.methods.mm_prefill.run:MmPrefillSettings"
 @click.option("--pattern", type=click.Choice(PATTERN_CHOICES), default=None,
               help="One pattern for every head instead of --patterns [default: vs].")
 @click.option("--density", type=options.FiniteFloat(0.0, 1.0, min_open=True), default=None,
-              help="Budget: fraction of causal (query, key) pairs computed [default: the searched one, else 0.1].")
+              help="Budget: fraction of causal (query, key) pairs computed [default: the searched one, else 0.1]; met "
+                   "when the tiles allow it, else a warning gives the achieved density (below about "
+                   "block-size/N no index fits).")
 @backend_option
 @options.device_option
 @click.option("--masks", is_flag=True, default=False, help="Also write masks/L<l>_H<h>.png (computed pairs per head).")
@@ -41,7 +43,14 @@ def cli(qkv_path, synthetic, patterns_path, run_dir, resume, force, **_):
     interrupted run. Same inputs and seed give the same bytes in every file but timing.csv, the
     checkpoints and the manifest. The memory a run needs is estimated from the shapes first; over
     --max-memory-gb (default 3/4 of RAM) it is refused. Prints the per-head table on stderr and one JSON
-    summary line on stdout.
+    summary line on stdout (with heads_over_budget: heads whose density exceeds --density).
+
+    Each head's index is sized to the largest one whose density stays within --density. Indices are
+    whole tiles: the diagonal tiles alone are about block-size/N of the causal pairs, so a short
+    sequence (N = 512 with 64-token tiles: at least 0.357 for vs) cannot meet a small budget; then the
+    smallest index is used and a warning gives the achieved density and why (use a smaller
+    --block-size). Layers and heads are numbered from 0, like every index in paperkit (L0_H0.png is
+    the first head of the first layer).
 
     \b
     Examples:

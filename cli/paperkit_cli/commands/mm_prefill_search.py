@@ -15,7 +15,8 @@ SETTINGS = "paperkit.methods.mm_prefill.run:MmPrefillSearchSettings"
 @options.command("mm-prefill-search", short_help="Search the best sparse pattern per layer/head; write patterns JSON.")
 @input_options
 @click.option("--density", type=options.FiniteFloat(0.0, 1.0, min_open=True), default=0.1, show_default=True,
-              help="Matched budget: fraction of causal (query, key) pairs every candidate may compute.")
+              help="Matched budget: fraction of causal (query, key) pairs every candidate may compute (a warning "
+                   "gives the achieved density when the tiles cannot go that low).")
 @click.option("--candidates", type=options.ListOf(choices=CANDIDATES, unique=True), default=",".join(CANDIDATES),
               show_default=True, help="Patterns to try, a list (boundary ones need a modality array).")
 @click.option("--sample-blocks", type=click.IntRange(min=0), default=32, show_default=True,
@@ -42,7 +43,9 @@ def cli(qkv_path, synthetic, output, manifest_path, run_dir, resume, force, **_)
     Boundary candidates need a modality array (skipped without one; an error if they are all that was
     asked for). Runs whose estimated memory exceeds --max-memory-gb are refused before loading. With
     --run-dir each finished layer is checkpointed and --resume continues after the last one. A per-head
-    summary goes to stderr.
+    summary goes to stderr. Layers and heads are numbered from 0. When even the smallest index of a head
+    (whole diagonal tiles, sinks, local window) is above --density, it is used and a warning gives the
+    achieved density and why (a smaller --block-size lowers that floor, about block-size/N).
 
     \b
     Examples:

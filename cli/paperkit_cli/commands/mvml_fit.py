@@ -16,7 +16,11 @@ Finite = options.FiniteFloat
 @options.command("mvml-fit", short_help="Fit a TMvML multi-view multi-label classifier (Laplace Tensor Rank).")
 @click.option("--views", type=PATHS, default=None, metavar="F1,F2,...",
               help="Training views, one file per view (.npy/.npz/.csv/.tsv; '-' is stdin).")
-@click.option("--labels", default=None, metavar="FILE", help="Training labels, 0/1 matrix (samples × labels).")
+@click.option("--labels", default=None, metavar="FILE",
+              help="Training labels, 0/1 matrix (samples × labels); a CSV/TSV/JSONL header names the labels.")
+@click.option("--label-names", default=None, metavar="FILE",
+              help="Label names, one per line (or one comma-separated line), used in outputs and saved in "
+                   "model.npz [default: the labels file's header, else 0-based column numbers].")
 @click.option("--test-views", type=PATHS, default=None, metavar="F1,F2,...", help="Test views, same order.")
 @click.option("--test-labels", default=None, metavar="FILE", help="Test labels (scored when given).")
 @click.option("--dataset", type=click.Choice(["digits-mvml", "synthetic", "planted"]), default=None,
@@ -60,10 +64,13 @@ Finite = options.FiniteFloat
 @click.option("--threshold", type=Finite(), default=0.5, show_default=True, help="Predict a label when score > this.")
 @click.option("--solver", type=click.Choice(["numba", "numpy"]), default="numba", show_default=True,
               help="ADMM kernel: numba, or the plain NumPy reference.")
+@click.option("--calibrate", is_flag=True, default=False,
+              help="Also map TMvML's scores to probabilities: Platt sigmoids per label, fitted on 30% of the "
+                   "training data held out from a second fit; saved in model.npz, probabilities.npy written.")
 @options.jobs_option
 @options.seed_option
 @options.run_dir_options
-def cli(views, labels, test_views, test_labels, run_dir, resume, force, **_):
+def cli(views, labels, label_names, test_views, test_labels, run_dir, resume, force, **_):
     """Fit a TMvML multi-view multi-label classifier (Laplace Tensor Rank).
 
     Reads training views (one file per view, same rows) and 0/1 labels, or a built-in --dataset; maps
@@ -71,7 +78,20 @@ def cli(views, labels, test_views, test_labels, run_dir, resume, force, **_):
     penalty on its rotation, and writes to --run-dir: model.npz, scores.npy (test scores, else training
     scores), metrics.json (test and --cv metrics of every method, with their definitions), trace.csv
     (objective, residual, μ per iteration), convergence.png, splits.csv (with --cv; each split is a stage
-    that --resume keeps). Prints the metric table on stderr and one JSON summary line on stdout.
+    that --resume keeps). Prints the metric table on stderr and one JSON summary line on stdout: the
+    methods scored and the average precision of every one of them (test, --cv mean, or training data),
+    and the label names.
+
+    Scores are not probabilities. TMvML, its ablations (tnn, ridge) and the ridge baselines give
+    least-squares scores, F = (1/V) sum_v X_v W_v + the label's mean, a ridge-type fit to the 0/1
+    labels: higher means more likely and a label is predicted when F > --threshold (0.5), but F can
+    leave [0, 1] and is not calibrated. br-logistic and mlknn give probabilities. metrics.json and
+    model.npz say which is which ('scores'). --calibrate adds Platt scaling (one sigmoid per label,
+    fitted on a held-out 30% of the training data): model.npz then carries it, probabilities.npy holds
+    the calibrated probabilities, metrics.json its parameters (and with test labels the log loss and
+    Brier score against the raw scores clipped to [0, 1]), and mvml-predict adds prob_<label> columns. Label names come from --label-names, else the header of a
+    CSV/TSV/JSONL --labels file, else the built-in dataset's; without them labels are numbered from 0
+    (views too, in --views order), like every index in paperkit.
 
     \b
     Examples:
@@ -85,7 +105,8 @@ def cli(views, labels, test_views, test_labels, run_dir, resume, force, **_):
     from paperkit_cli import runtime
 
     s = runtime.settings(FitSettings)
-    inputs = prepare_fit(s, views=views, labels=labels, test_views=test_views, test_labels=test_labels)
+    inputs = prepare_fit(s, views=views, labels=labels, test_views=test_views, test_labels=test_labels,
+                         label_names=label_names)
     run = runtime.start_run(run_dir, resume=resume, force=force)
     result = execute_fit(inputs, run)
     for title, table in result.tables:

@@ -70,3 +70,26 @@ def test_mlknn_matches_direct_loop():
     Ytr = (rng.random((60, 4)) < 0.4).astype(float)
     ours = MLkNN(k=5, s=1.0).fit(Xtr, Ytr).predict_proba(Xte)
     np.testing.assert_allclose(ours, _mlknn_loop(Xtr, Ytr, Xte, 5, 1.0), atol=1e-12)
+
+
+def test_platt_scaling_matches_logistic_regression_and_handles_one_class():
+    """Platt's sigmoid is a logistic regression on the score with smoothed targets: close to sklearn's
+    unregularised fit on many samples, finite for a label that is all 0 on the calibration part."""
+    from sklearn.linear_model import LogisticRegression
+
+    from paperkit.methods.mvml.calibration import apply_platt, brier, fit_platt, fit_platt_label, log_loss
+
+    rng = np.random.default_rng(0)
+    f = rng.normal(size=4000)
+    y = (rng.random(4000) < 1 / (1 + np.exp(-(3 * f - 1)))).astype(float)
+    a, b = fit_platt_label(f, y)
+    ref = LogisticRegression(C=1e6).fit(f[:, None], y)
+    assert a == pytest.approx(ref.coef_[0, 0], rel=0.02) and b == pytest.approx(ref.intercept_[0], abs=0.02)
+    a0, b0 = fit_platt_label(f[:50], np.zeros(50))
+    assert np.isfinite([a0, b0]).all() and apply_platt(f[:50, None], [a0], [b0]).max() < 0.1
+    F = np.c_[f, -f]
+    Y = np.c_[y, 1 - y]
+    pa, pb = fit_platt(F, Y)
+    P = apply_platt(F, pa, pb)
+    assert ((P > 0) & (P < 1)).all() and pa[1] == pytest.approx(pa[0], rel=0.01)  # -f predicts 1 - y
+    assert log_loss(Y, P) < log_loss(Y, np.clip(0.5 + 0.1 * F, 0, 1)) and brier(Y, P) < 0.25

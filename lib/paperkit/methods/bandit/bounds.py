@@ -61,18 +61,22 @@ class LowerBound:
         rc = np.where(np.isfinite(self.reward_cost), self.reward_cost, 0.0)
         return rc + self.duel_cost
 
-    def rows(self) -> list[dict]:
-        """One row per suboptimal arm (1-based): both costs, the dueling partner, the cheaper cost, and the
-        arm's no-fusion term; the ``cost`` and ``no_fusion_cost`` columns sum to the two constants."""
+    def rows(self, names: tuple[str, ...] | None = None) -> list[dict]:
+        """One row per suboptimal arm (0-based ``arm`` and ``duel_partner``, like every index in paperkit; with
+        ``names``, also ``name`` and ``duel_partner_name``): both costs, the dueling partner, the cheaper cost,
+        and the arm's no-fusion term; the ``cost`` and ``no_fusion_cost`` columns sum to the two constants."""
         out = []
         nf = self.no_fusion_cost
         for k in range(self.cost.size):
             if k == self.best:
                 continue
             cheaper = "reward" if self.reward_cost[k] <= self.duel_cost[k] else "duel"
-            out.append({"arm": k + 1, "reward_cost": float(self.reward_cost[k]),
-                        "duel_cost": float(self.duel_cost[k]), "duel_partner": int(self.duel_partner[k]) + 1,
-                        "cost": float(self.cost[k]), "cheaper": cheaper, "no_fusion_cost": float(nf[k])})
+            partner = int(self.duel_partner[k])
+            row = {"arm": k, **({"name": names[k]} if names else {}), "reward_cost": float(self.reward_cost[k]),
+                   "duel_cost": float(self.duel_cost[k]), "duel_partner": partner,
+                   **({"duel_partner_name": names[partner]} if names else {}),
+                   "cost": float(self.cost[k]), "cheaper": cheaper, "no_fusion_cost": float(nf[k])}
+            out.append(row)
         return out
 
 

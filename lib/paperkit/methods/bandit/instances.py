@@ -84,6 +84,11 @@ class Instance:
     name: str = "custom"
     best: int = field(default=0)
     files: tuple[str, ...] = field(default=(), compare=False)  # the files it was read from (YAML, CSVs)
+    names: tuple[str, ...] | None = None  # arm names (the YAML's 'names'); None: arms are known by index
+
+    def label(self, k: int) -> str:
+        """How messages name arm ``k`` (0-based): ``arm 3`` or ``arm 3 ('gpt-4o')``."""
+        return _arm(k, self.names)
 
     @property
     def n_arms(self) -> int:
@@ -102,21 +107,46 @@ class Instance:
         return g
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "n_arms": self.n_arms, "best_arm": self.best,
-                "means": [float(x) for x in self.means],
+        out = {"name": self.name, "n_arms": self.n_arms, "best_arm": self.best}
+        if self.names:
+            out.update(names=list(self.names), best_arm_name=self.names[self.best])
+        return {**out, "means": [float(x) for x in self.means],
                 "preference": [[float(x) for x in row] for row in self.preference]}
 
 
-def make_instance(means: Any, preference: Any, name: str = "custom", source: str = "instance") -> Instance:
-    """Validate means and matrix (InputError naming the bad entry) and return an :class:`Instance`.
+def _arm(k: int, names: tuple[str, ...] | None = None) -> str:
+    return f"arm {k}" + (f" ({names[k]!r})" if names and 0 <= k < len(names) else "")
 
-    Entries are 1-based in messages, like the paper's arm numbers.
+
+def check_names(value: Any, k: int, source: str = "instance") -> tuple[str, ...]:
+    """Arm names: K distinct non-empty strings (numbers are taken as their text)."""
+    if not isinstance(value, (list, tuple)):
+        raise InputError(f"{source}: names = {value!r}; expected a list of {k} arm names")
+    names = tuple(str(x).strip() for x in value)
+    if len(names) != k:
+        raise InputError(f"{source}: names has {len(names)} entries but there are {k} means; expected one name per arm")
+    for i, (raw, n) in enumerate(zip(value, names, strict=True)):
+        if raw is None or isinstance(raw, (dict, list)) or not n:
+            raise InputError(f"{source}: names[{i}] = {raw!r}; expected a non-empty name")
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise InputError(f"{source}: names: {dup!r} is given twice; expected distinct arm names")
+    return names
+
+
+def make_instance(means: Any, preference: Any, name: str = "custom", source: str = "instance",
+                  names: Any = None) -> Instance:
+    """Validate means, matrix and optional arm ``names`` (InputError naming the bad entry) and return an
+    :class:`Instance`.
+
+    Arms and entries are 0-based in messages, like every index in paperkit (the paper's arm 1 is arm 0).
     """
     mu = _floats(means, "means", source)
     nu = _floats(preference, "preference", source)
     if mu.ndim != 1 or mu.size < 2:
         raise InputError(f"{source}: means has shape {mu.shape}; expected a list of at least 2 numbers")
     k = mu.size
+    labels = None if names is None else check_names(names, k, source)
     if nu.ndim != 2 or nu.shape[0] != nu.shape[1]:
         raise InputError(f"{source}: preference matrix has shape {nu.shape}; expected a square K×K matrix")
     if nu.shape[0] != k:
@@ -124,19 +154,19 @@ def make_instance(means: Any, preference: Any, name: str = "custom", source: str
                          "expected one row and column per arm")
     for i, m in enumerate(mu):
         if not (np.isfinite(m) and 0.0 <= m <= 1.0):
-            raise InputError(f"{source}: means[{i + 1}] = {float(m)!r} is not a Bernoulli mean; expected a value in [0, 1]")
+            raise InputError(f"{source}: means[{i}] = {float(m)!r} is not a Bernoulli mean; expected a value in [0, 1]")
     for i in range(k):
         for j in range(k):
             v = nu[i, j]
             if not (np.isfinite(v) and 0.0 <= v <= 1.0):
-                raise InputError(f"{source}: preference[{i + 1},{j + 1}] = {float(v)!r} is not a probability; "
+                raise InputError(f"{source}: preference[{i},{j}] = {float(v)!r} is not a probability; "
                                  "expected a value in [0, 1]")
     for i in range(k):
         if abs(nu[i, i] - 0.5) > TOL:
-            raise InputError(f"{source}: preference[{i + 1},{i + 1}] = {float(nu[i, i])!r}; expected 0.5 on the diagonal")
+            raise InputError(f"{source}: preference[{i},{i}] = {float(nu[i, i])!r}; expected 0.5 on the diagonal")
         for j in range(i + 1, k):
             if abs(nu[i, j] + nu[j, i] - 1.0) > TOL:
-                raise InputError(f"{source}: preference[{i + 1},{j + 1}] + preference[{j + 1},{i + 1}] = "
+                raise InputError(f"{source}: preference[{i},{j}] + preference[{j},{i}] = "
                                  f"{float(nu[i, j] + nu[j, i])!r}; expected ν + νᵀ = 1")
     winners = [i for i in range(k) if all(nu[i, j] > 0.5 for j in range(k) if j != i)]
     if not winners:
@@ -144,8 +174,8 @@ def make_instance(means: Any, preference: Any, name: str = "custom", source: str
                          "with probability > 0.5)")
     best = winners[0]
     if mu[best] < mu.max() - TOL:
-        raise InputError(f"{source}: the Condorcet winner, arm {best + 1}, has mean {float(mu[best])!r} below the largest "
-                         f"mean {float(mu.max())!r} (arm {int(mu.argmax()) + 1}); expected the same optimal arm for both "
+        raise InputError(f"{source}: the Condorcet winner, {_arm(best, labels)}, has mean {float(mu[best])!r} below the "
+                         f"largest mean {float(mu.max())!r} ({_arm(int(mu.argmax()), labels)}); expected the same optimal arm for both "
                          "feedback types")
     # exact symmetry, so simulated duels see ν and 1 − ν as the same number
     upper = np.triu(nu, 1)
@@ -153,7 +183,7 @@ def make_instance(means: Any, preference: Any, name: str = "custom", source: str
     np.fill_diagonal(nu, 0.5)
     mu.setflags(write=False)
     nu.setflags(write=False)
-    return Instance(mu, nu, name=name, best=best)
+    return Instance(mu, nu, name=name, best=best, names=labels)
 
 
 # ------------------------------------------------------------------------------------------ generators
@@ -201,7 +231,7 @@ def bradley_terry_matrix(utilities: Any, scale: float = 1.0) -> np.ndarray:
 
 
 def bradley_terry_instance(means: Any, scale: float = 4.0, utilities: Any = None, *, name: str | None = None,
-                           source: str = "instance") -> Instance:
+                           source: str = "instance", names: Any = None) -> Instance:
     """Bernoulli means plus ν = σ(scale·(u_k − u_l)) with utilities u = means unless given."""
     means = _floats(means, "means", source)
     scale = _number(scale, "scale", source)
@@ -212,8 +242,9 @@ def bradley_terry_instance(means: Any, scale: float = 4.0, utilities: Any = None
         raise InputError(f"{source}: utilities has {u.size} entries but there are {means.size} means")
     if not np.all(np.isfinite(u)):
         i = int(np.flatnonzero(~np.isfinite(u))[0])
-        raise InputError(f"{source}: utilities[{i + 1}] = {float(u[i])!r}; expected finite numbers")
-    return make_instance(means, bradley_terry_matrix(u, scale), name=name or f"bradley-terry:{scale:g}", source=source)
+        raise InputError(f"{source}: utilities[{i}] = {float(u[i])!r}; expected finite numbers")
+    return make_instance(means, bradley_terry_matrix(u, scale), name=name or f"bradley-terry:{scale:g}", source=source,
+                         names=names)
 
 
 def fit_bradley_terry(wins: Any, *, prior: float = 0.0, tol: float = 1e-12, max_iter: int = 10000,
@@ -234,7 +265,7 @@ def fit_bradley_terry(wins: Any, *, prior: float = 0.0, tol: float = 1e-12, max_
     bad = np.argwhere(~np.isfinite(w) | (w < 0))
     if bad.size:
         i, j = bad[0]
-        raise InputError(f"{source}: wins[{i + 1},{j + 1}] = {float(w[i, j])!r}; expected a non-negative count")
+        raise InputError(f"{source}: wins[{i},{j}] = {float(w[i, j])!r}; expected a non-negative count")
     k = w.shape[0]
     np.fill_diagonal(w, 0.0)
     if prior > 0:
@@ -318,7 +349,19 @@ def preset(spec: str) -> Instance:
     return bradley_terry_instance(OFFICIAL16_MEANS, scale=value)
 
 
-INSTANCE_KEYS = ("name", "means", "preference", "scale", "utilities", "wins", "prior")
+INSTANCE_KEYS = ("name", "names", "means", "preference", "scale", "utilities", "wins", "prior")
+
+# The instance YAML, as --help and the README show it (kept here beside the reader that accepts it).
+INSTANCE_SCHEMA = """\
+name: my-models            # optional; default: the file name
+names: [a, b, c]           # optional arm names, one per mean, used in tables and messages
+means: [0.9, 0.6, 0.5]     # K Bernoulli reward means in [0, 1]
+preference:                # K x K: preference[k][l] = P(arm k beats arm l); diagonal 0.5,
+  - [0.5, 0.7, 0.8]        #   preference + its transpose = 1; or a CSV path (no header),
+  - [0.3, 0.5, 0.6]        #   or bradley-terry (with optional scale: 4, utilities: [...])
+  - [0.2, 0.4, 0.5]
+# instead of preference: wins: K x K win counts (list or CSV path), prior: 0 (pseudo-counts)
+"""
 
 
 def instance_from_mapping(data: Any, *, source: str = "instance", base: Path | None = None) -> Instance:
@@ -327,7 +370,8 @@ def instance_from_mapping(data: Any, *, source: str = "instance", base: Path | N
     ``means`` (list) is required. ``preference`` is a K×K list of rows, the path of a K×K CSV matrix
     (no header), or ``bradley-terry`` (with optional ``scale`` and ``utilities``). Instead of
     ``preference``, ``wins`` may give a K×K win-count matrix (list or CSV path) to fit Bradley–Terry
-    (with optional ``prior``). ``name`` is optional. Paths are relative to the YAML file.
+    (with optional ``prior``). ``name`` and ``names`` (one distinct name per arm) are optional. Paths are
+    relative to the YAML file. See :data:`INSTANCE_SCHEMA`.
     """
     if not isinstance(data, dict):
         raise InputError(f"{source}: expected a mapping with keys 'means' and 'preference' (or 'wins')")
@@ -338,6 +382,7 @@ def instance_from_mapping(data: Any, *, source: str = "instance", base: Path | N
         raise InputError(f"{source}: missing key 'means' (the K Bernoulli reward means)")
     means = data["means"]
     name = str(data.get("name", Path(source).stem if source != "instance" else "custom"))
+    names = data.get("names")
     pref = data.get("preference")
     wins = data.get("wins")
     if (pref is None) == (wins is None):
@@ -347,13 +392,13 @@ def instance_from_mapping(data: Any, *, source: str = "instance", base: Path | N
     if wins is not None:
         w = _matrix_or_csv(wins, "wins", source, base, files)
         u = fit_bradley_terry(w, prior=data.get("prior", 0.0), source=source)
-        inst = make_instance(means, bradley_terry_matrix(u), name=name, source=source)
+        inst = make_instance(means, bradley_terry_matrix(u), name=name, source=source, names=names)
     elif isinstance(pref, str) and pref.strip().lower() in ("bradley-terry", "bt"):
         inst = bradley_terry_instance(means, scale=data.get("scale", 4.0), utilities=data.get("utilities"),
-                                      name=name, source=source)
+                                      name=name, source=source, names=names)
     else:
         inst = make_instance(means, _matrix_or_csv(pref, "preference", source, base, files), name=name,
-                             source=source)
+                             source=source, names=names)
     return replace(inst, files=tuple(files))
 
 

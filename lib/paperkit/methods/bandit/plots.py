@@ -51,8 +51,9 @@ def regret_figure(results: Sequence[SimResult], alpha: float, *, lower_bound: fl
     return fig
 
 
-def sweep_figure(rows: Sequence[dict], kind: str) -> Any:
-    """Final regret (mean ± standard error) against the swept value, one line per algorithm."""
+def sweep_figure(rows: Sequence[dict], kind: str, *, yscale: str | None = None) -> Any:
+    """Final regret (mean ± standard error) against the swept value, one line per algorithm; ``yscale``
+    None is log for the gap sweeps (regrets spanning orders of magnitude) and linear for alpha."""
     fig, ax = new_figure(figsize=(7.0, 4.6))
     algos = list(dict.fromkeys(r["algo"] for r in rows))
     for algo in algos:
@@ -70,7 +71,7 @@ def sweep_figure(rows: Sequence[dict], kind: str) -> Any:
     xlabel = {"alpha": r"fusion weight $\alpha$", "reward-gap": "reward gap", "pref-gap": "preference gap"}[kind]
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"final aggregated regret $R_T$")
-    if kind != "alpha":
+    if (yscale or ("linear" if kind == "alpha" else "log")) == "log":
         ax.set_yscale("log")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=9)

@@ -108,6 +108,7 @@ class SimOutcome:
     ranking: list[dict]
     instance: str
     bound_at_horizon: float
+    best_arm: str = "0"  # how tables name the best arm: its 0-based index and, when given, its name
 
 
 def prepare_sim(settings: SimSettings, *, preset: str | None = None, instance_path: str | None = None) -> SimInputs:
@@ -152,14 +153,16 @@ def execute_sim(inputs: SimInputs, run: Any, *, progress: Callable[..., Any] = d
     ranked = rank([final_summary(res, s.alpha) for res in results])
     tables.write_table(run.file("regret.csv"), rows)
     io.write_json(run.file("final.json"), {
-        "instance": inst.name, "alpha": s.alpha, "T": s.horizon, "runs": s.runs, "seed": s.seed,
+        "instance": inst.name, "best_arm": inst.best, **({"best_arm_name": inst.names[inst.best]} if inst.names else {}),
+        "alpha": s.alpha, "T": s.horizon, "runs": s.runs, "seed": s.seed,
         "lower_bound_constant": lb.constant, "lower_bound_at_T": lb.at(s.horizon),
         "no_fusion_constant": lb.no_fusion_constant, "ranking": ranked})
     io.write_yaml(run.file("instance.yaml"), inst.to_dict())
     fig = regret_figure(results, s.alpha, lower_bound=lb.constant,
                         title=f"{inst.name}, T = {s.horizon}, {s.runs} runs", yscale=s.yscale)
     plots.save_figure(fig, run.file("regret.png"))
-    return SimOutcome(results, ranked, inst.name, lb.at(s.horizon))
+    best = f"{inst.best}" + (f" {inst.names[inst.best]!r}" if inst.names else "")
+    return SimOutcome(results, ranked, inst.name, lb.at(s.horizon), best)
 
 
 # ----------------------------------------------------------------------------------- bandit-sweep
@@ -172,6 +175,7 @@ class SweepSettings:
     horizon: int = 200_000
     runs: int = 20
     f_coef: float = DEFAULT_F_COEF
+    yscale: str | None = None  # None: log for the gap sweeps, linear for alpha
     seed: int = 0
     max_memory_gb: float | None = None
 
@@ -193,6 +197,8 @@ def prepare_sweep(settings: SweepSettings, *, preset: str | None = None,
     s = settings
     if s.sweep not in DEFAULT_SWEEP_VALUES:
         raise UsageError(f"--sweep {s.sweep!r}: expected one of {', '.join(DEFAULT_SWEEP_VALUES)}")
+    if s.yscale not in (None, "linear", "log"):
+        raise UsageError(f"--yscale {s.yscale!r}: expected linear or log")
     grid = tuple(float(v) for v in (DEFAULT_SWEEP_VALUES[s.sweep] if s.values is None else s.values))
     if not grid:
         raise UsageError("--values is empty; expected comma-separated numbers")
@@ -236,7 +242,7 @@ def execute_sweep(inputs: SweepInputs, run: Any, *, progress: Callable[..., Any]
                 bar.update(len(inputs.algos) * s.runs)
             rows.extend(part)
     tables.write_table(run.file("sweep.csv"), rows)
-    plots.save_figure(sweep_figure(rows, s.sweep), run.file("sweep.png"))
+    plots.save_figure(sweep_figure(rows, s.sweep, yscale=s.yscale), run.file("sweep.png"))
     return rows
 
 
@@ -269,15 +275,30 @@ def prepare_bound(settings: BoundSettings, *, preset: str | None = None,
     return BoundInputs(settings, resolve_instance(preset, instance_path))
 
 
+def _json_inf(row: dict) -> dict:
+    return {k: "inf" if isinstance(v, float) and math.isinf(v) else v for k, v in row.items()}
+
+
 def bound_rows(inputs: BoundInputs) -> list[dict]:
-    """One row per suboptimal arm and a 'total' row; infinities as the string 'inf' (JSON has none)."""
+    """One row per suboptimal arm (0-based ``arm``; every row is an arm, so typed readers see one type per
+    column); infinities as the string 'inf' (JSON has none). The totals are :func:`bound_summary`."""
     s = inputs.settings
-    lb = lower_bound(inputs.instance, s.alpha)
-    rows = lb.rows()
-    rows.append({"arm": "total", "reward_cost": float(lb.reward_cost.sum()), "duel_cost": float(lb.duel_cost.sum()),
-                 "duel_partner": "", "cost": lb.constant, "cheaper": "", "no_fusion_cost": lb.no_fusion_constant})
+    rows = lower_bound(inputs.instance, s.alpha).rows(inputs.instance.names)
     for r in rows:
         if s.horizon is not None:
             r["bound_at_T"] = r["cost"] * math.log(s.horizon)
-        r.update({k: "inf" for k, v in r.items() if isinstance(v, float) and math.isinf(v)})
-    return rows
+    return [_json_inf(r) for r in rows]
+
+
+def bound_summary(inputs: BoundInputs) -> dict[str, Any]:
+    """The totals of :func:`bound_rows` (they used to be a last 'total' row): C(alpha) (the sum of ``cost``),
+    the no-fusion constant (the sum of ``no_fusion_cost``), the sums of both costs and, with a horizon,
+    C(alpha)·log T; plus the instance, alpha and the best arm."""
+    s, inst = inputs.settings, inputs.instance
+    lb = lower_bound(inst, s.alpha)
+    out = {"instance": inst.name, "n_arms": inst.n_arms, "alpha": s.alpha, "best_arm": inst.best,
+           **({"best_arm_name": inst.names[inst.best]} if inst.names else {}),
+           "lower_bound_constant": lb.constant, "no_fusion_constant": lb.no_fusion_constant,
+           "reward_cost_sum": float(lb.reward_cost.sum()), "duel_cost_sum": float(lb.duel_cost.sum()),
+           "horizon": s.horizon, "lower_bound_at_T": None if s.horizon is None else lb.at(s.horizon)}
+    return _json_inf(out)

@@ -151,25 +151,29 @@ DEFAULT_SWEEP_VALUES = {"alpha": tuple(round(0.02 * i, 2) for i in range(51)), "
 
 
 def sweep_instance(kind: str, value: float, base: Instance) -> Instance:
-    """The instance at one sweep value: the base instance's matrix with μ_k = 0.9 − (k−1)·gap (reward
-    gap), the base instance's means with the linear preference-gap matrix (pref gap), or the base itself.
+    """The instance at one sweep value: the base instance's matrix with μ_k = 0.9 − k·gap (reward gap,
+    arms 0-based), the base instance's means with the linear preference-gap matrix (pref gap), or the base
+    itself. Arm names carry over.
 
-    Both gap families make arm 1 the best arm, so the base instance must have it first (InputError otherwise).
+    Both gap families make arm 0 the best arm, so the base instance must have it first (InputError otherwise).
     """
+    from dataclasses import replace
+
     where = base.files[0] if base.files else base.name
     if kind == "reward-gap":
         if base.best != 0:
-            raise InputError(f"{where}: a reward-gap sweep sets mu_1 > mu_2 > ..., so arm 1 must be the Condorcet "
-                             f"winner of the base instance's preference matrix, but arm {base.best + 1} is; "
+            raise InputError(f"{where}: a reward-gap sweep sets mu_0 > mu_1 > ..., so arm 0 must be the Condorcet "
+                             f"winner of the base instance's preference matrix, but {base.label(base.best)} is; "
                              "reorder the arms so the best comes first")
-        return reward_gap_instance(value, n_arms=base.n_arms, preference=base.preference)
+        return replace(reward_gap_instance(value, n_arms=base.n_arms, preference=base.preference), names=base.names)
     if kind == "pref-gap":
         top = int(np.argmax(base.means))
         if base.means[0] < base.means[top] - TOL:
-            raise InputError(f"{where}: a pref-gap sweep makes arm 1 the Condorcet winner, so arm 1 must have the "
-                             f"largest mean of the base instance, but arm {top + 1} has ({float(base.means[top])!r} > "
-                             f"{float(base.means[0])!r}); reorder the arms so the best comes first")
-        return preference_gap_instance(value, means=base.means)
+            raise InputError(f"{where}: a pref-gap sweep makes arm 0 the Condorcet winner, so arm 0 must have the "
+                             f"largest mean of the base instance, but {base.label(top)} has "
+                             f"({float(base.means[top])!r} > {float(base.means[0])!r}); reorder the arms so the best "
+                             "comes first")
+        return replace(preference_gap_instance(value, means=base.means), names=base.names)
     return base
 
 

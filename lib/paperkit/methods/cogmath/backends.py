@@ -279,6 +279,51 @@ def _first_line(e: BaseException) -> str:
 
 
 # ----------------------------------------------------------------------------------------------- shell
+_SHELL_OPERATORS = set("();<>|&")
+
+
+def shell_syntax(command: str) -> list[str]:
+    """The shell syntax in ``command`` that the shell backend passes to the program as plain arguments
+    (it splits like a shell but runs without one): unquoted operators (``| > < ; & ( )``), ``$`` (no
+    variable or command substitution), backticks and a leading ``~`` (no home expansion). Quoted text
+    (``'a|b'``) is an argument on purpose and is not reported."""
+    try:
+        lex = shlex.shlex(command, posix=False, punctuation_chars=True)
+        lex.whitespace_split = True
+        tokens = list(lex)
+    except ValueError:  # unbalanced quotes: shlex.split reports it when the backend is built
+        return []
+    found: list[str] = []
+
+    def add(x: str) -> None:
+        if x not in found:
+            found.append(x)
+
+    for tok in tokens:
+        if tok[:1] == "'":
+            continue  # single quotes: literal text
+        if tok and set(tok) <= _SHELL_OPERATORS:
+            add(tok)
+            continue
+        if "$" in tok:
+            add("$")
+        if "`" in tok:
+            add("`")
+        if tok.startswith("~") and tok[:1] != '"':
+            add("~")
+    return found
+
+
+def shell_syntax_warning(command: str | None) -> str | None:
+    """A one-line warning when ``--cmd`` holds shell syntax that will not be interpreted (else None)."""
+    found = shell_syntax(command or "")
+    if not found:
+        return None
+    return (f"--cmd {command!r} contains shell syntax ({' '.join(found)}) that is passed to the program as plain "
+            "arguments: the command runs without a shell, so nothing is piped, redirected or expanded; put the "
+            "pipeline in a script, or use --cmd \"sh -c '...'\"")
+
+
 class ShellBackend(Backend):
     kind = "shell"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,42 +27,56 @@ def load_summary(run: str | os.PathLike) -> dict[str, Any]:
     return data
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}"
+UNITS = {"%": "percent of problems (0-100)", "points": "percentage points", "count": "a count"}
+
+
+def _pct(x: float | None) -> float | None:
+    # summaries hold fractions rounded to 6 digits: 4 decimals of percent keep them exactly
+    return None if x is None else round(100 * x, 4)
 
 
 def table_rows(names: Sequence[str], summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per metric (accuracy, RPR per dimension and stage, PR, overestimation), one column per run."""
-    rows = [{"metric": "problems", **{n: s["n_problems"] for n, s in zip(names, summaries, strict=True)}},
-            {"metric": "accuracy (original)", **{n: s["accuracy"] for n, s in zip(names, summaries, strict=True)}}]
+    """One row per metric, one column per run, every rate on one scale: percent (``unit`` names it).
+
+    Rows: problems; accuracy of the originals; per dimension its absolute accuracy (share of all problems
+    with that inquiry that passed it) and its relative pass rate (among problems whose original was solved:
+    None when none was); the RPR of each stage; pass rate (mastery); overestimation in percentage points;
+    failed calls."""
+    runs = list(zip(names, summaries, strict=True))
+
+    def row(metric: str, unit: str, value: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
+        return {"metric": metric, "unit": unit, **{n: value(s) for n, s in runs}}
+
+    rows = [row("problems", "count", lambda s: s["n_problems"]),
+            row("accuracy (original)", "%", lambda s: _pct(s["accuracy"]))]
     for d in DIMENSIONS[1:]:
-        rows.append({"metric": f"RPR D{d.index} {d.title}",
-                     **{n: s["dimensions"][str(d.index)]["rpr"] for n, s in zip(names, summaries, strict=True)}})
+        k = str(d.index)
+        rows.append(row(f"accuracy D{d.index} {d.title}", "%", lambda s, k=k: _pct(s["dimensions"][k].get("pass_rate"))))
+        rows.append(row(f"RPR D{d.index} {d.title}", "%", lambda s, k=k: _pct(s["dimensions"][k]["rpr"])))
     for k, title in STAGES.items():
-        rows.append({"metric": f"RPR stage {k} ({title})",
-                     **{n: s["stages"][str(k)]["rpr"] for n, s in zip(names, summaries, strict=True)}})
-    rows.append({"metric": "pass rate (mastery)", **{n: s["pass_rate"] for n, s in zip(names, summaries, strict=True)}})
-    rows.append({"metric": "overestimation (acc - PR)",
-                 **{n: s["overestimation"] for n, s in zip(names, summaries, strict=True)}})
-    rows.append({"metric": "failed calls", **{n: s.get("n_errors", 0) for n, s in zip(names, summaries, strict=True)}})
+        rows.append(row(f"RPR stage {k} ({title})", "%", lambda s, k=k: _pct(s["stages"][str(k)]["rpr"])))
+    rows.append(row("pass rate (mastery)", "%", lambda s: _pct(s["pass_rate"])))
+    rows.append(row("overestimation (acc - PR)", "points", lambda s: _pct(s["overestimation"])))
+    rows.append(row("failed calls", "count", lambda s: s.get("n_errors", 0)))
     return rows
 
 
 def render_text(rows: Sequence[dict[str, Any]], names: Sequence[str], *, markdown: bool = False) -> str:
     def cell(v: Any) -> str:
-        return _pct(v) if isinstance(v, float) or v is None else str(v)
+        return "-" if v is None else f"{v:.1f}" if isinstance(v, float) else str(v)
 
-    header = ["metric"] + list(names)
-    body = [[r["metric"]] + [cell(r[n]) for n in names] for r in rows]
+    header = ["metric", "unit"] + list(names)
+    body = [[r["metric"], r["unit"]] + [cell(r[n]) for n in names] for r in rows]
+    note = ("unit %: percent of problems; points: percentage points. Accuracy Dn: share of all problems whose "
+            "inquiry n passed; RPR: relative pass rate among problems whose original was solved ('-' when none was)")
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(b) + " |" for b in body]
         return "\n".join(lines) + "\n"
     widths = [max(len(x[i]) for x in [header] + body) for i in range(len(header))]
-    fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
+    fmt = lambda cells: "  ".join(c.ljust(w) if i < 2 else c.rjust(w)  # noqa: E731
                                   for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
-    return "\n".join([fmt(header)] + [fmt(b) for b in body]) + "\n(rates in %; RPR = relative pass rate among problems " \
-        "whose original was solved)\n"
+    return "\n".join([fmt(header)] + [fmt(b) for b in body]) + f"\n({note})\n"
 
 
 def plot(path: str | os.PathLike, names: Sequence[str], summaries: Sequence[dict[str, Any]]) -> None:
@@ -75,12 +89,17 @@ def plot(path: str | os.PathLike, names: Sequence[str], summaries: Sequence[dict
     width = 0.8 / max(1, len(names))
     for k, (n, s) in enumerate(zip(names, summaries, strict=True)):
         vals = [s["accuracy"]] + [s["dimensions"][str(d.index)]["rpr"] for d in DIMENSIONS[1:]] + [s["pass_rate"]]
-        ax.bar(x - 0.4 + width * (k + 0.5), [100 * (v or 0.0) for v in vals], width, label=n)
+        xs = x - 0.4 + width * (k + 0.5)
+        ax.bar(xs, [100 * (v or 0.0) for v in vals], width, label=n)
+        # each dimension's absolute accuracy, so a model that solves nothing (RPR undefined) still shows it
+        absolute = [s["dimensions"][str(d.index)].get("pass_rate") for d in DIMENSIONS[1:]]
+        ax.scatter(xs[1:-1], [100 * (v or 0.0) for v in absolute], marker="_", s=60, color="black", zorder=3,
+                   label="absolute accuracy of the inquiry" if k == 0 else None)
     for b in (9.5, 0.5, 4.5, 7.5):
         ax.axvline(b, color="0.85", lw=0.8, zorder=0)
     ax.set_xticks(x, labels)
     ax.set_ylim(0, 105)
-    ax.set_ylabel("% (accuracy, relative pass rate, pass rate)")
+    ax.set_ylabel("% (accuracy, relative pass rate, pass rate)")  # bars: RPR of D1-D9; ticks: absolute
     ax.set_title("CogMath: accuracy vs. per-dimension relative pass rate and mastery")
     ax.legend(fontsize=8, ncol=min(7, len(names)), loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
     plots.save_figure(fig, path)

@@ -46,9 +46,12 @@ EVAL_RESUME_FREE = ("base_url", "api_key_env", "timeout", "retries", "cache")
 # ------------------------------------------------------------------------------------------ settings
 @dataclass(frozen=True)
 class BackendSettings:
-    """The model/backend parameters shared by cogmath-eval and cogmath-generate (LLM agents)."""
+    """The model/backend parameters shared by cogmath-eval and cogmath-generate (LLM agents).
 
-    backend: str = "rule"
+    ``backend`` has no default: cogmath-eval requires it (a forgotten ``--backend`` must not let the rule
+    solver answer as if it were the model), cogmath-generate needs it only for LLM agents."""
+
+    backend: str | None = None
     model: str | None = None
     base_url: str = "http://127.0.0.1:8000/v1"
     api_key_env: str | None = None
@@ -173,6 +176,8 @@ class EvalInputs:
     inner: Any  # the backend (None: replay from the cache)
     cache_path: Path
     files: list[str] = field(default_factory=list)  # input files, for the manifest
+    # for the user, logged by the command once the run has started (so that an input error stays one line)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -201,6 +206,8 @@ def prepare_eval(settings: EvalSettings, inquiries: str | os.PathLike, *, run_di
     from paperkit.methods.cogmath.prompts import load_prompts
     from paperkit.methods.cogmath.sources import read_inquiries
 
+    if settings.backend is None:
+        raise UsageError(f"Missing option '--backend'. Choose from: {', '.join(BACKEND_CHOICES)}")
     rows = read_inquiries(inquiries)
     prompts = load_prompts(prompts_file)
     cache_path = Path(cache) if cache else Path(run_dir) / "cache.sqlite"
@@ -213,7 +220,20 @@ def prepare_eval(settings: EvalSettings, inquiries: str | os.PathLike, *, run_di
     memory = [(r["inquiry"], r["reference"]) for r in rows if r["dimension"] == 0]
     inner = build_backend(settings, template=prompts.solve, memory=memory)
     return EvalInputs(settings, rows, prompts, inner, cache_path,
-                      [str(inquiries)] + ([str(prompts_file)] if prompts_file else []))
+                      [str(inquiries)] + ([str(prompts_file)] if prompts_file else []), backend_warnings(settings))
+
+
+def backend_warnings(settings: BackendSettings) -> list[str]:
+    """Warnings about the backend options that do not stop the run (shell syntax in ``--cmd``)."""
+    from paperkit.methods.cogmath.backends import shell_syntax_warning
+
+    w = shell_syntax_warning(settings.cmd) if settings.backend == "shell" else None
+    return [w] if w else []
+
+
+def log_warnings(warnings: Sequence[str]) -> None:
+    for w in warnings:
+        log.warning("%s", w)
 
 
 def execute_eval(inputs: EvalInputs, run: Any = None, *, progress: Callable = default_progress) -> EvalRun:
@@ -246,14 +266,18 @@ def check_calls(out: EvalRun, responses_path: str | os.PathLike) -> None:
 
 
 def dimension_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per dimension (relative pass rate among problems whose original was solved)."""
+    """One row per dimension, in percent: its accuracy (share of all problems whose inquiry passed) and
+    its relative pass rate (among problems whose original was solved; None when none was)."""
     from paperkit.methods.cogmath.dimensions import DIMENSIONS
+
+    def pct(v: float | None) -> float | None:
+        return None if v is None else 100 * v
 
     out = []
     for d in DIMENSIONS[1:]:
         s = summary["dimensions"][str(d.index)]
         out.append({"dimension": f"D{d.index}", "title": d.title, "stage": d.stage, "n": s.get("n"),
-                    "rpr": None if s.get("rpr") is None else 100 * s["rpr"]})
+                    "accuracy": pct(s.get("pass_rate")), "rpr": pct(s.get("rpr"))})
     return out
 
 
@@ -269,6 +293,7 @@ class GenerateInputs:
     inner: Any  # llm agents: the backend (None: replay)
     cache: str | None
     files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # logged by the command after prepare
 
 
 @dataclass
@@ -294,7 +319,8 @@ def prepare_generate(settings: GenerateSettings, source: str, *, prompts_file: s
     kind, arg = parse_source(source)
     llm = s.agents == "llm" and kind != "official"
     if s.agents == "llm" and kind != "official" and s.backend not in ("openai", "shell", "hf", "replay"):
-        raise UsageError(f"--agents llm needs a language model: --backend openai, shell, hf or replay (not {s.backend})")
+        raise UsageError("--agents llm needs a language model: --backend openai, shell, hf or replay"
+                         + (f" (not {s.backend})" if s.backend else ""))
     if s.min_steps > s.max_steps:
         raise UsageError(f"--min-steps {s.min_steps} is above --max-steps {s.max_steps}")
     prompts = load_prompts(prompts_file)
@@ -321,7 +347,8 @@ def prepare_generate(settings: GenerateSettings, source: str, *, prompts_file: s
             raise UsageError("--backend replay needs --cache FILE")
         check_cache(cache, replay=s.backend == "replay", model=s.model)
         inner = build_backend(s, template=prompts.solve, memory=[])
-    return GenerateInputs(s, kind, n, problems, rows, prompts, inner, None if cache is None else str(cache), files)
+    return GenerateInputs(s, kind, n, problems, rows, prompts, inner, None if cache is None else str(cache), files,
+                          backend_warnings(s) if llm else [])
 
 
 def execute_generate(inputs: GenerateInputs, *, progress: Callable = default_progress) -> GenerateResult:
@@ -368,6 +395,9 @@ def prepare_report(settings: ReportSettings, runs: Sequence[str | os.PathLike]) 
         raise UsageError(f"--names gives {len(labels)} names for {len(runs)} runs")
     if len(set(labels)) != len(labels):
         raise UsageError(f"run names must differ ({', '.join(labels)}); use --names")
+    taken = [x for x in labels if x in ("metric", "unit")]
+    if taken:
+        raise UsageError(f"run name {taken[0]!r} is a column of the report; use --names")
     return ReportInputs(settings, labels, summaries, [str(r) for r in runs])
 
 

@@ -10,6 +10,7 @@ Data files are the same bytes for the same inputs and seed: wall times go to ``t
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
@@ -32,6 +33,8 @@ from paperkit.methods.mm_prefill.attention import (
     sparse_prefill,
 )
 from paperkit.methods.mm_prefill.search import PATTERNS, build_head, check_patterns, index_from_patterns
+
+log = logging.getLogger("paperkit.mm_prefill")
 
 BLOCK_SIZES = (16, 32, 64, 128)
 APPLY_PATTERNS = PATTERNS + ("dense",)
@@ -123,6 +126,40 @@ def check_block_size(block_size: int) -> int:
     if block_size not in BLOCK_SIZES:
         raise UsageError(f"--block-size {block_size}: expected one of {', '.join(map(str, BLOCK_SIZES))}")
     return int(block_size)
+
+
+# ------------------------------------------------------------------------------------ density budget
+BUDGET_TOLERANCE = 0.01  # relative: a head within 1% of --density meets it
+
+
+def diagonal_share(n: int, block_size: int) -> float:
+    """Fraction of the N(N+1)/2 causal pairs inside the diagonal tiles, which every index computes whole:
+    a floor under the density of any pattern (about ``block_size / N``)."""
+    full, last = divmod(n, block_size)
+    pairs = full * block_size * (block_size + 1) // 2 + last * (last + 1) // 2
+    return pairs / (n * (n + 1) / 2)
+
+
+def over_budget(densities: list[float], budget: float) -> list[int]:
+    """Positions of the densities above ``budget`` (beyond :data:`BUDGET_TOLERANCE`)."""
+    return [i for i, d in enumerate(densities) if d > budget * (1 + BUDGET_TOLERANCE)]
+
+
+def budget_warning(densities: list[float], budget: float, *, n: int, block_size: int,
+                   hint: str = "a smaller --block-size or a longer sequence lowers it", unit: str = "heads") -> str | None:
+    """Why ``--density`` was not met, or None when every head is within it.
+
+    Indices are sized by bisection to the largest size whose density is at most the budget; when even
+    the smallest index (diagonal tiles, attention sinks, the local window, all rounded up to whole
+    tiles) computes more, that smallest index is used, and this says so with the achieved density."""
+    over = over_budget(densities, budget)
+    if not over:
+        return None
+    got = [densities[i] for i in over]
+    return (f"--density {budget:g} is not met at N = {n} tokens: {len(over)} of {len(densities)} {unit} compute "
+            f"more (mean {sum(got) / len(got):.3f}, max {max(got):.3f} of the causal pairs), because every index "
+            f"keeps whole {block_size}-token tiles on the diagonal plus the sink and local window (the diagonal "
+            f"tiles alone are {diagonal_share(n, block_size):.3f}); {hint}")
 
 
 # ------------------------------------------------------------------------------------ measurements
@@ -363,11 +400,15 @@ def execute_mm_prefill(inputs: MmPrefillInputs, run: Any, progress: Callable[...
     summary = {"layers": int(L), "heads": int(H), "tokens": int(n), "dim": int(dim), "density_budget": inputs.density,
                "backend": backend,
                "mean_density": round(sum(r["density"] for r in rows) / len(rows), 6),
+               "heads_over_budget": len(over_budget([r["density"] for r in rows], inputs.density)),
                "mean_recall": round(sum(r["recall"] for r in rows) / len(rows), 6),
                "mean_rel_l2": round(sum(r["rel_l2"] for r in rows) / len(rows), 6),
                "patterns": {p: sum(r["pattern"] == p for r in rows) for p in sorted({r["pattern"] for r in rows})}}
     if x.planted:
         summary["planted"] = x.planted
+    warning = budget_warning([r["density"] for r in rows], inputs.density, n=int(n), block_size=int(s.block_size))
+    if warning:
+        log.warning("%s", warning)
     out = torch.stack(outs) if s.save_out else None
     return MmPrefillResult(rows, timings, summary, out, masks, backend)
 
@@ -447,6 +488,10 @@ def execute_mm_prefill_search(inputs: MmPrefillSearchInputs, run: Any = None,
     doc = patterns_document(layers, heads=H, tokens=n, density=s.density, block_size=int(s.block_size))
     if x.planted:
         doc["planted"] = x.planted
+    warning = budget_warning([float(e["density"]) for row in layers for e in row.values()], s.density, n=int(n),
+                             block_size=int(s.block_size))
+    if warning:
+        log.warning("%s", warning)
     return doc
 
 
@@ -515,5 +560,11 @@ def execute_mm_prefill_bench(inputs: MmPrefillBenchInputs, run: Any,
                 bench_point, n, s.heads, s.dim, d, device=inputs.device, backend=s.backend, dtype=inputs.dtype,
                 repeats=s.repeats, seed=s.seed, block_size=BENCH_BLOCK)))
             bar.update(1)
+    for r in rows:
+        warning = budget_warning([r["density"]], r["density_target"], n=r["n"], block_size=BENCH_BLOCK,
+                                 hint=f"a larger --n lowers it (the benchmark's tiles are {BENCH_BLOCK} tokens)",
+                                 unit="points (mean over heads)")
+        if warning:
+            log.warning("%s", warning)
     return rows
 

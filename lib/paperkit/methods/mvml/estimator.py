@@ -36,7 +36,7 @@ def check_views(views: list[np.ndarray], names: list[str] | None = None, *, n_ro
     """2-D finite float arrays with one row count; errors name the view."""
     if not views:
         raise InputError("no views given; expected at least one")
-    names = names or [f"view {v + 1}" for v in range(len(views))]
+    names = names or [f"view {v}" for v in range(len(views))]
     out = []
     for X, name in zip(views, names, strict=True):
         X = np.asarray(X)
@@ -74,10 +74,17 @@ def check_labels(Y: np.ndarray, name: str = "labels") -> np.ndarray:
     bad = ~np.isin(Y, (0.0, 1.0))
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        raise InputError(f"{name}: {int(bad.sum())} value(s) are not 0 or 1 (first at row {i + 1}, label {j + 1}: "
+        raise InputError(f"{name}: {int(bad.sum())} value(s) are not 0 or 1 (first at row {i}, label {j}, 0-based: "
                          f"{float(Y[i, j])!r}); expected 0/1 labels")
     return Y
 
+
+
+# What the scores of TMvML (and of its ablations and the ridge baselines) are: written into model.npz,
+# metrics.json and the manifests, and said in --help.
+SCORES_ARE = ("least-squares scores: F = (1/V) sum_v X_v W_v + label mean, a ridge-type fit to the 0/1 labels; "
+              "higher means more likely, a label is predicted when F > threshold (0.5), but F is not a "
+              "probability (it can leave [0, 1] and is not calibrated)")
 
 @dataclass
 class TMvML:
@@ -164,8 +171,8 @@ class TMvML:
         constant = np.flatnonzero(Y.min(axis=0) == Y.max(axis=0))
         self.constant_labels_ = constant
         if constant.size:
-            log.warning("label column(s) %s are constant in the training data; they are scored with that "
-                        "constant", ", ".join(str(j + 1) for j in constant))
+            log.warning("label column(s) %s (0-based) are constant in the training data; they are scored with "
+                        "that constant", ", ".join(str(j) for j in constant))
         self.constant_values_ = Y[0, constant].copy()
         rng = np.random.default_rng(self.seed)
         self.view_map_ = ViewMap(kind=self.map, m=int(self.m), anchors=self.anchors, whiten=self.whiten,
@@ -217,6 +224,24 @@ class TMvML:
     def predict(self, views: list[np.ndarray]) -> np.ndarray:
         return (self.decision_function(views) > self.threshold).astype(np.int8)
 
+    @property
+    def calibrated(self) -> bool:
+        return getattr(self, "platt_", None) is not None
+
+    def predict_proba(self, views: list[np.ndarray]) -> np.ndarray:
+        """Calibrated probabilities (n × q) from the Platt sigmoids set by ``mvml-fit --calibrate``
+        (:mod:`paperkit.methods.mvml.calibration`); the raw scores are not probabilities."""
+        return self.probabilities(self.decision_function(views))
+
+    def probabilities(self, F: np.ndarray) -> np.ndarray:
+        from paperkit.core.errors import UsageError
+        from paperkit.methods.mvml.calibration import apply_platt
+
+        if not self.calibrated:
+            raise UsageError("the model is not calibrated (its scores are not probabilities); fit it with "
+                             "mvml-fit --calibrate")
+        return apply_platt(F, *self.platt_)
+
     def rotated_tensor(self) -> np.ndarray:
         """The fitted classifier as the rotated tensor m × V × q (m + 1 rows with ``intercept=False``)."""
         from paperkit.methods.mvml.tensor import rotate
@@ -232,10 +257,13 @@ class TMvML:
         self._check_fitted()
         meta = {"format": "paperkit.mvml/1", "params": self.params(), "n_views": self.n_views_,
                 "n_labels": self.n_labels_, "view_widths": self.view_widths_, "n_iter": self.n_iter_,
-                "converged": self.converged_, "mapped_width": int(self.view_map_.m)}
+                "converged": self.converged_, "mapped_width": int(self.view_map_.m),
+                "label_names": getattr(self, "label_names_", None), "scores": SCORES_ARE}
         a = {"W": self.W_, "constant_labels": np.asarray(self.constant_labels_, dtype=np.int64),
              "constant_values": np.asarray(self.constant_values_, dtype=np.float64), "feature_means": self.feature_means_, "label_means": self.label_means_, "meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)}
         a.update(self.view_map_.to_arrays())
+        if self.calibrated:
+            a["platt_a"], a["platt_b"] = (np.asarray(x, dtype=np.float64) for x in self.platt_)
         return a
 
     @classmethod
@@ -260,4 +288,13 @@ class TMvML:
         model.converged_ = bool(meta["converged"])
         model.constant_labels_ = np.asarray(a.get("constant_labels", np.zeros(0)), dtype=np.int64)
         model.constant_values_ = np.asarray(a.get("constant_values", np.zeros(0)), dtype=np.float64)
+        names = meta.get("label_names")
+        model.label_names_ = list(names) if isinstance(names, list) and len(names) == model.n_labels_ else None
+        model.platt_ = None
+        if "platt_a" in a and "platt_b" in a:
+            pa, pb = (np.asarray(a[k], dtype=np.float64).ravel() for k in ("platt_a", "platt_b"))
+            if pa.size != model.n_labels_ or pb.size != model.n_labels_ or not np.all(np.isfinite(np.r_[pa, pb])):
+                raise InputError(f"{source}: its calibration (platt_a, platt_b) does not fit its {model.n_labels_} "
+                                 "labels; expected the model.npz of mvml-fit")
+            model.platt_ = (pa, pb)
         return model

@@ -31,13 +31,22 @@ from paperkit.core.seeding import spawn_seeds
 from paperkit.core.validate import check_range
 from paperkit.datasets import train_test_indices
 from paperkit.methods.mvml.baselines import BASELINES, run_baseline
-from paperkit.methods.mvml.estimator import TMvML
+from paperkit.methods.mvml.estimator import SCORES_ARE, TMvML
 from paperkit.methods.mvml.metrics import LOWER_IS_BETTER, METRICS, evaluate
 
 # "tmvml" is the configured model; "tnn" / "ridge" are the same model with the tensor nuclear norm
 # (λ_tnn = λ/δ, LTR's slope at σ = 0, unless given) or without a tensor penalty (plain per-view ridge).
 ABLATIONS = ("tnn", "ridge")
 METHODS = ("tmvml",) + ABLATIONS + BASELINES
+# What each method's scores are (metrics.json): only br-logistic and mlknn give probabilities.
+SCORE_KINDS = {
+    "tmvml": SCORES_ARE, "tnn": "least-squares scores, as tmvml (tensor nuclear norm penalty); not probabilities",
+    "ridge": "least-squares scores, as tmvml without a tensor penalty; not probabilities",
+    "ridge-view": "least-squares scores (mean of per-view ridge fits to the 0/1 labels); not probabilities",
+    "ridge-concat": "least-squares scores (one ridge fit on the concatenated views); not probabilities",
+    "br-logistic": "probabilities (one logistic regression per label)",
+    "mlknn": "posterior probabilities (ML-kNN)",
+}
 
 
 @contextmanager
@@ -221,6 +230,7 @@ class FitSettings:
     tol: float = 1e-6
     threshold: float = 0.5
     solver: str = "numba"
+    calibrate: bool = False
     seed: int = 0
     jobs: int = 0
 
@@ -239,6 +249,7 @@ class FitInputs:
     Xte: list[np.ndarray] | None
     Yte: np.ndarray | None
     files: list[str]
+    label_names: list[str] | None = None  # --label-names, the labels file's header, or the dataset's
 
 
 @dataclass(frozen=True)
@@ -257,11 +268,21 @@ def _one_stdin(*groups: Sequence[str] | str | None) -> None:
 
 
 def prepare_fit(settings: FitSettings, *, views: Sequence[str] | None = None, labels: str | None = None,
-                test_views: Sequence[str] | None = None, test_labels: str | None = None) -> FitInputs:
-    """Check the settings and read every input; everything a fit could reject fails here."""
+                test_views: Sequence[str] | None = None, test_labels: str | None = None,
+                label_names: str | None = None) -> FitInputs:
+    """Check the settings and read every input; everything a fit could reject fails here.
+
+    Label names come from ``label_names`` (a text file), else the header of a CSV/TSV/JSONL labels file,
+    else the built-in dataset's names; without any, labels are known by their 0-based column index."""
     from paperkit.methods.mvml import data as datasets
     from paperkit.methods.mvml.estimator import check_labels, check_views
-    from paperkit.methods.mvml.files import read_labels, read_views
+    from paperkit.methods.mvml.files import (
+        check_label_names,
+        header_names,
+        read_label_names,
+        read_labels,
+        read_views,
+    )
     from paperkit.methods.mvml.views import check_fit_size
 
     s = settings
@@ -271,18 +292,28 @@ def prepare_fit(settings: FitSettings, *, views: Sequence[str] | None = None, la
         raise UsageError("--dataset and --views/--labels are mutually exclusive")
     if test_labels and not test_views:
         raise UsageError("--test-labels needs --test-views")
+    if label_names == "-":
+        raise UsageError("--label-names '-': give a file (stdin is for one data input)")
     _one_stdin(views, labels, test_views, test_labels)
     method_list = check_methods(list(s.methods))
     model = s.model()
     check_setup(model, method_list, s.lam_tnn)
     files: list[str] = []
+    names: list[str] | None = None
     if s.dataset is not None:
         d = datasets.load(s.dataset, np.random.default_rng(s.seed))
         X, Y = d.views, d.Y
+        names = list(d.label_names)
     else:
         Y = check_labels(read_labels(labels), labels)
         X = check_views(read_views(views), list(views), n_rows=Y.shape[0])
         files += [*views, labels]
+        header = header_names(labels)
+        if header is not None:
+            names = check_label_names(header, Y.shape[1], f"{labels} (header)")
+    if label_names:
+        names = check_label_names(read_label_names(label_names), Y.shape[1], label_names)
+        files.append(label_names)
     Xte = Yte = None
     if test_views:
         tpaths = list(test_views)
@@ -291,7 +322,7 @@ def prepare_fit(settings: FitSettings, *, views: Sequence[str] | None = None, la
             raise InputError(f"--test-views has {len(Xte)} views; the training data has {len(X)}")
         for v, (train_view, test_view) in enumerate(zip(X, Xte, strict=True)):
             if train_view.shape[1] != test_view.shape[1]:
-                raise InputError(f"{tpaths[v]}: {test_view.shape[1]} columns; training view {v + 1} has "
+                raise InputError(f"{tpaths[v]}: {test_view.shape[1]} columns; training view {v} (0-based) has "
                                  f"{train_view.shape[1]}")
         files += tpaths
         if test_labels:
@@ -305,7 +336,7 @@ def prepare_fit(settings: FitSettings, *, views: Sequence[str] | None = None, la
     if s.cv:
         n_fit = len(train_test_indices(len(Y), s.test_fraction, np.random.default_rng(0))[0])
     check_fit_size(model.map, int(model.m), [v.shape[1] for v in X], n_fit)
-    return FitInputs(s, model, method_list, X, Y, Xte, Yte, files)
+    return FitInputs(s, model, method_list, X, Y, Xte, Yte, files, names)
 
 
 def execute_fit(inputs: FitInputs, run: Any, *, progress: Callable[..., Any] = default_progress) -> FitResult:
@@ -322,7 +353,9 @@ def _execute_fit(inputs: FitInputs, run: Any, progress: Callable[..., Any]) -> F
 
     s, model, X, Y, Xte, Yte = inputs.settings, inputs.model, inputs.X, inputs.Y, inputs.Xte, inputs.Yte
     report: dict[str, Any] = {"definitions": metrics.DEFINITIONS, "methods": inputs.methods,
-                              "n_train": int(len(Y)), "n_labels": int(Y.shape[1]), "n_views": len(X)}
+                              "n_train": int(len(Y)), "n_labels": int(Y.shape[1]), "n_views": len(X),
+                              "label_names": inputs.label_names,
+                              "scores": {m: SCORE_KINDS[m] for m in inputs.methods}}
     shown: list[tuple[str, dict]] = []
     if s.cv:
         results = []
@@ -349,6 +382,18 @@ def _execute_fit(inputs: FitInputs, run: Any, progress: Callable[..., Any]) -> F
         fitted, scores = fit_and_score(model, inputs.methods if Yte is not None else ["tmvml"], X, Y,
                                        Xte if Xte is not None else X, lam_tnn=s.lam_tnn, seed=s.seed,
                                        callback=on_iter)
+    fitted.label_names_ = inputs.label_names
+    if s.calibrate:
+        report["calibration"] = run.cached("calibration", lambda: calibrate(model, X, Y, seed=s.seed), fmt="json")
+        c = report["calibration"]
+        fitted.platt_ = (np.array(c["a"]), np.array(c["b"]))
+        io.write_array(run.file("probabilities.npy"), fitted.probabilities(scores["tmvml"]))
+        if Yte is not None:
+            from paperkit.methods.mvml.calibration import brier, log_loss
+
+            P, raw = fitted.probabilities(scores["tmvml"]), np.clip(scores["tmvml"], 0.0, 1.0)
+            c["test"] = {"log_loss": log_loss(Yte, P), "brier": brier(Yte, P),
+                         "log_loss_raw_clipped": log_loss(Yte, raw), "brier_raw_clipped": brier(Yte, raw)}
     io.write_arrays(run.file("model.npz"), fitted.to_arrays())
     io.write_array(run.file("scores.npy"), scores["tmvml"])
     trace = fitted.state_.trace_table()
@@ -369,12 +414,34 @@ def _execute_fit(inputs: FitInputs, run: Any, progress: Callable[..., Any]) -> F
                         "primal_residual": float(trace["primal_residual"][-1]) if fitted.n_iter_ else 0.0}
     io.write_json(run.file("metrics.json"), report)
     summary: dict[str, Any] = {"run_dir": str(run.path), "iterations": fitted.n_iter_,
-                               "converged": fitted.converged_}
+                               "converged": fitted.converged_, "methods": inputs.methods,
+                               "labels": inputs.label_names or list(range(int(Y.shape[1])))}
+    # every method scored, not only TMvML (the scores of each are described in metrics.json)
     if "test" in report:
-        summary["test_average_precision"] = report["test"]["tmvml"]["average_precision"]
+        summary["test_average_precision"] = {m: v["average_precision"] for m, v in report["test"].items()}
     if "cv" in report:
-        summary["cv_average_precision"] = report["cv"]["summary"]["tmvml"]["average_precision"]
+        summary["cv_average_precision"] = {m: v["average_precision"]["mean"]
+                                           for m, v in report["cv"]["summary"].items()}
+    if "train" in report:
+        summary["train_average_precision"] = {m: v["average_precision"] for m, v in report["train"].items()}
     return FitResult(summary, report, shown)
+
+
+CALIBRATION_FRACTION = 0.3
+
+
+def calibrate(model: TMvML, views: list[np.ndarray], Y: np.ndarray, *, seed: int = 0,
+              fraction: float = CALIBRATION_FRACTION) -> dict[str, Any]:
+    """Platt sigmoids per label: ``model`` fitted on 1 − ``fraction`` of the training data, its scores on
+    the held-out rest (drawn from ``seed``) mapped to the labels. Returns the parameters and the
+    held-out size (:mod:`paperkit.methods.mvml.calibration`)."""
+    from paperkit.methods.mvml.calibration import fit_platt
+
+    tr, va = train_test_indices(len(Y), fraction, np.random.default_rng(int(seed)))
+    inner = replace(model).fit([X[tr] for X in views], Y[tr])
+    a, b = fit_platt(inner.decision_function([X[va] for X in views]), Y[va])
+    return {"method": "platt", "fraction": fraction, "n_fit": int(len(tr)), "n_calibration": int(len(va)),
+            "a": [float(x) for x in a], "b": [float(x) for x in b]}
 
 
 # --------------------------------------------------------------------------------------- mvml-make
@@ -426,24 +493,54 @@ class Prediction:
     scores: np.ndarray
     labels: np.ndarray
     metrics: dict[str, float] | None
+    label_names: list[str] | None = None  # from the model (or --label-names); None: 0-based columns
+    probabilities: np.ndarray | None = None  # calibrated models only (mvml-fit --calibrate)
+
+    def columns(self, what: str = "both") -> dict[str, np.ndarray]:
+        """``score_<name>`` / ``label_<name>`` columns (``score_0``, ... without names: 0-based)."""
+        q = self.scores.shape[1]
+        names = self.label_names or [str(j) for j in range(q)]
+        cols: dict[str, np.ndarray] = {}
+        if what in ("scores", "both"):
+            cols.update({f"score_{n}": self.scores[:, j] for j, n in enumerate(names)})
+        if self.probabilities is not None and what in ("probabilities", "both"):
+            cols.update({f"prob_{n}": self.probabilities[:, j] for j, n in enumerate(names)})
+        if what in ("labels", "both"):
+            cols.update({f"label_{n}": self.labels[:, j] for j, n in enumerate(names)})
+        return cols
 
 
-def predict(model_path: str, views: Sequence[str], labels: str | None = None) -> Prediction:
+def predict(model_path: str, views: Sequence[str], labels: str | None = None,
+            label_names: str | None = None, what: str = "both") -> Prediction:
     """Scores and 0/1 labels of ``views`` under the model in ``model_path``; metrics when ``labels`` is given.
 
     Views whose values, though finite, are so large that the model's feature map overflows are refused
     (InputError naming the files) rather than scored as NaN."""
     from paperkit.core import io
     from paperkit.methods.mvml.estimator import check_labels
-    from paperkit.methods.mvml.files import read_labels, read_views
+    from paperkit.methods.mvml.files import check_label_names, read_label_names, read_labels, read_views
 
     _one_stdin(list(views), labels, model_path)
     model = TMvML.from_arrays(io.read_arrays(io.require_file(model_path)), model_path)
+    if what == "probabilities" and not model.calibrated:
+        raise UsageError(f"--what probabilities: {model_path} is not calibrated (its scores are not probabilities); "
+                         "fit it with mvml-fit --calibrate")
+    names = model.label_names_
+    if label_names:
+        names = check_label_names(read_label_names(label_names), model.n_labels_, label_names)
+    X = read_views(views)
+    if len(X) != model.n_views_:
+        raise InputError(f"--views gives {len(X)} views; the model was fitted on {model.n_views_}")
+    for v, (path, Xv) in enumerate(zip(views, X, strict=True)):
+        width = Xv.shape[1] if Xv.ndim == 2 else 1
+        if width != model.view_widths_[v]:
+            raise InputError(f"{path}: view {v} (0-based) has {width} columns; the model was fitted with "
+                             f"{model.view_widths_[v]}")
     with np.errstate(all="ignore"):  # overflow shows up as non-finite scores, refused below
-        F = model.decision_function(read_views(views))
+        F = model.decision_function(X)
     if not np.all(np.isfinite(F)):
         rows = np.flatnonzero(~np.all(np.isfinite(F), axis=1))
-        raise InputError(f"{', '.join(views)}: {rows.size} sample(s) (first: row {rows[0] + 1}) give non-finite "
+        raise InputError(f"{', '.join(views)}: {rows.size} sample(s) (first: row {rows[0]}, 0-based) give non-finite "
                          "scores: their values are too large for the model's feature scale; rescale the views")
     P = (F > model.threshold).astype(np.int64)
     metrics = None
@@ -452,4 +549,4 @@ def predict(model_path: str, views: Sequence[str], labels: str | None = None) ->
         if Y.shape != F.shape:
             raise InputError(f"{labels}: shape {Y.shape}; the predictions have shape {F.shape}")
         metrics = evaluate(Y, F, model.threshold)
-    return Prediction(F, P, metrics)
+    return Prediction(F, P, metrics, names, model.probabilities(F) if model.calibrated else None)

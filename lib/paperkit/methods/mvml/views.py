@@ -114,7 +114,7 @@ class ViewMap:
         out = []
         for v, X in enumerate(views):
             if X.shape[1] != self.means[v].shape[0]:
-                raise InputError(f"view {v + 1} has {X.shape[1]} columns; the model was fitted with "
+                raise InputError(f"view {v} (0-based) has {X.shape[1]} columns; the model was fitted with "
                                  f"{self.means[v].shape[0]}")
             Z = self._standardise(v, X)
             if self.kind == "pca":
