@@ -56,15 +56,15 @@ def cli(lm_path, prompts, rm_path, scorer, seed, run_dir, resume, force, **_):
     import json
 
     from paperkit.core import io, plots, tables
-    from paperkit.methods.rgtg.run import GenerateSettings, add_gap_fraction, execute_generate, prepare_generate
+    from paperkit.methods.rgtg import run as rgtg
     from paperkit_cli import runtime
 
-    s = runtime.settings(GenerateSettings)
-    inputs = prepare_generate(s, lm_path=lm_path, prompts=prompts, rm_path=rm_path, scorer=scorer)
+    s = runtime.settings(rgtg.GenerateSettings)
+    inputs = rgtg.prepare_generate(s, lm_path=lm_path, prompts=prompts, rm_path=rm_path, scorer=scorer)
     run = runtime.start_run(run_dir, resume=resume, force=force)
-    out = execute_generate(inputs, run)
+    out = rgtg.execute_generate(inputs, run)
     summary = out["summary"]
-    add_gap_fraction(summary)
+    rgtg.add_gap_fraction(summary)
     io.write_jsonl(run.file("generations.jsonl"), out["rows"])
     io.write_json(run.file("summary.json"), {"methods": summary, "k": s.k, "w": s.w, "max_new": s.max_new,
                                              "prompts": len(inputs.prompts), "samples": s.samples})

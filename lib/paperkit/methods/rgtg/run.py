@@ -126,6 +126,11 @@ def prepare_train_rm(s: TrainRmSettings, *, lm_path, pairs, heldout=None, prefix
         raise UsageError(f"--loss {s.loss!r}; expected one of {', '.join(LOSSES)}")
     if s.d_model % s.heads:
         raise UsageError(f"--d-model {s.d_model} is not a multiple of --heads {s.heads}")
+    from paperkit.core.resources import check_memory
+
+    # weights, gradients and two AdamW moments in float32
+    params = s.layers * 12 * s.d_model ** 2 + 2 * 4096 * s.d_model
+    check_memory(16 * params, f"an RM with --d-model {s.d_model} and --layers {s.layers}", flag="smaller --d-model")
     if s.loss == "cd-regress" and rollouts is None:
         raise UsageError("--loss cd-regress regresses prefix scores on pi_ref rollouts: give --rollouts FILE")
     lm = store.load_lm(lm_path)
@@ -263,6 +268,12 @@ def prepare_generate(s: GenerateSettings, *, lm_path, prompts, rm_path=None, sco
                                  "scalar full-sequence RM (--loss seq): use it with args or best-of-n")
         specs.append(MethodSpec(name, model, path))
     ids = store.read_prompts(prompts, lm.vocab)
+    longest = max(len(p) for p in ids) + s.max_new
+    for name, model in [(lm_path, lm), *loaded.items()]:
+        limit = model.meta.get("config", {}).get("max_len")
+        if limit is not None and longest > limit:
+            raise UsageError(f"the longest prompt plus --max-new {s.max_new} is {longest} tokens, over the "
+                             f"{limit} positions of {name}")
     true_reward, scorer_model = None, None
     if scorer is not None:
         if str(scorer).endswith(".json"):
