@@ -12,15 +12,15 @@ SETTINGS = "paperkit.methods.rgtg.run:GenerateSettings"
 
 @options.command("rgtg-generate", short_help="Reward-guided decoding (FaRMA, CD, ARGS, PARGS, best-of-N, ref), calls counted.")
 @lm_option
-@click.option("--prompts", required=True, type=click.Path(exists=True, dir_okay=False, path_type=str), metavar="JSONL",
+@click.option("--prompts", required=True, type=click.Path(dir_okay=False, path_type=str), metavar="JSONL",
               help="One JSON object a line with a 'prompt' string (tokens separated by spaces for an LM.pt).")
-@click.option("--rm", "rm_path", type=click.Path(exists=True, path_type=str), default=None, metavar="RM.pt|DIR",
+@click.option("--rm", "rm_path", type=click.Path(path_type=str), default=None, metavar="RM.pt|DIR",
               help="Reward model for every guided method (rgtg-train-rm's rm.pt or a local HF causal-LM directory).")
 @click.option("--method", "methods", multiple=True, default=("ref", "farma"), show_default=True,
               metavar="NAME[=RM]",
               help="ref, farma, cd (one RM call per token), args, pargs (k per token), best-of-n (N per prompt); "
                    "repeatable; NAME=RM.pt gives that method its own RM.")
-@click.option("--scorer", type=click.Path(exists=True, path_type=str), default=None, metavar="reward.json|RM.pt",
+@click.option("--scorer", type=click.Path(path_type=str), default=None, metavar="reward.json|RM.pt",
               help="Scores the generations: rgtg-toy's reward.json (true reward, plus the DP optimum) or an RM.")
 @click.option("--k", type=click.IntRange(min=1), default=10, show_default=True,
               help="Top-k candidates per token (1 <= k <= vocabulary).")

@@ -9,7 +9,7 @@ from paperkit_cli.commands._rgtg_common import lm_option
 
 SETTINGS = "paperkit.methods.rgtg.run:TrainRmSettings"
 LOSSES = ("farma", "bt-full", "bt-prefix", "cd-regress", "seq")
-_PATH = click.Path(exists=True, dir_okay=False, path_type=str)
+_PATH = click.Path(dir_okay=False, path_type=str)
 
 
 @options.command("rgtg-train-rm", short_help="Train a FaRMA token-level RM (BT + max constraint) or a baseline RM.")
