@@ -39,6 +39,7 @@ SETTINGS = "paperkit.methods.rgtg.run:GenerateSettings"
               help="Prompts decoded together (left-padded).")
 @options.seed_option
 @options.device_option
+@options.jobs_option
 @options.run_dir_options
 def cli(lm_path, prompts, rm_path, scorer, seed, run_dir, resume, force, **_):
     """Decode every prompt with each --method on the same seeds, counting LM calls, RM calls, tokens and seconds.

@@ -40,6 +40,7 @@ _PATH = click.Path(dir_okay=False, path_type=str)
 @click.option("--heads", type=click.IntRange(1, 64), default=4, show_default=True, help="Attention heads.")
 @options.seed_option
 @options.device_option
+@options.jobs_option
 @options.run_dir_options
 def cli(lm_path, pairs, heldout, prefixes, rollouts, seed, run_dir, resume, force, **_):
     """Train a reward model with a vocabulary-sized head on preference pairs: one forward on (x, y_<i) scores
