@@ -9,6 +9,9 @@ RGTG_GEN := $(foreach s,$(RGTG_SEEDS),rgtg/out/seed$(s)/gen/summary.json)
 
 rgtg: rgtg/out/table.md
 
+.PRECIOUS: rgtg/out/seed%/task/manifest.json rgtg/out/seed%/rm-farma/manifest.json rgtg/out/seed%/rm-seq/manifest.json \
+  rgtg/out/seed%/rm-bt-prefix/manifest.json rgtg/out/seed%/rm-cd-regress/manifest.json
+
 rgtg/out/seed%/task/manifest.json:
 	$(PAPERKIT) rgtg-toy --pairs 2000 --heldout 400 --prompts 100 --seed $* --run-dir $(@D) --resume -q > /dev/null
 

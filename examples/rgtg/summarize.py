@@ -42,12 +42,12 @@ def main(out: Path) -> None:
     ax.set(xscale="symlog", xlabel="RM calls per generation", ylabel="true reward (mean ± 2 s.e. over seeds)")
     fig.tight_layout()
     fig.savefig(out / "reward_vs_rm_calls.png", dpi=120)
-    print(f"| method | true reward | gap closed | LM calls/gen | RM calls/gen | ms/token | ROUGE-L |  ({len(runs)} seeds)")
+    print(f"| method | true reward | gap closed | LM calls/gen | RM calls/gen | µs/token | ROUGE-L |  ({len(runs)} seeds)")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['method']} | {r['score_mean']:.2f} ± {r['score_mean_se']:.2f} | {r['gap_closed']:.3f} ± "
               f"{r['gap_closed_se']:.3f} | {r['lm_calls_per_generation']:.0f} | {r['rm_calls_per_generation']:.0f} | "
-              f"{1e3 * r['seconds_per_token']:.2f} | {r['diversity_rouge_l']:.3f} |")
+              f"{1e6 * r['seconds_per_token']:.0f} | {r['diversity_rouge_l']:.3f} |")
 
 
 if __name__ == "__main__":
