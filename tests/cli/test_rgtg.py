@@ -21,7 +21,7 @@ def task(tmp_path_factory):
     assert r.exit_code == 0, r.output
     for loss, extra in (("farma", []), ("seq", []), ("cd-regress", ["--rollouts", str(d / "task" / "rollouts.jsonl")])):
         r = runner.invoke(cli, ["rgtg-train-rm", "--lm", str(d / "task" / "lm.pt"), "--pairs", str(d / "task" / "pairs.jsonl"),
-                                "--heldout", str(d / "task" / "heldout.jsonl"), "--iters", "1", "--d-model", "16", "--loss", loss, *extra,
+                                "--heldout", str(d / "task" / "heldout.jsonl"), "--iters", "1", "--d-model", "16", "-j", "1", "--loss", loss, *extra,
                                 "--run-dir", str(d / loss), "-q"])
         assert r.exit_code == 0, r.output
     return d
@@ -49,7 +49,7 @@ def test_train_rm_outputs(task):
 def _generate(pk, task, run_dir, *extra):
     t = task / "task"
     return pk("rgtg-generate", "--lm", t / "lm.pt", "--rm", task / "farma" / "rm.pt", "--prompts", t / "prompts.jsonl",
-              "--scorer", t / "reward.json", "--max-new", "5", "--k", "5", "--run-dir", run_dir, "-q", *extra)
+              "--scorer", t / "reward.json", "--max-new", "5", "--k", "5", "-j", "1", "--run-dir", run_dir, "-q", *extra)
 
 
 def test_generate_counts_calls_and_is_reproducible(pk, task, tmp_path):
