@@ -23,7 +23,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(1 if args.quick else 2)
     layers, d, new, prompt_len, n_prompts = (2, 64, 12, 32, 8) if args.quick else (6, 256, 64, 128, 32)
     torch.manual_seed(0)
     lm = model.TinyLM(1000, d=d, layers=layers, heads=4).eval()

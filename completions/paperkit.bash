@@ -1391,6 +1391,93 @@ _paperkit_reproduce_completion_setup() {
 
 _paperkit_reproduce_completion_setup;
 
+_paperkit_rgtg_generate_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_RGTG_GENERATE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_rgtg_generate_completion_setup() {
+    complete -o nosort -F _paperkit_rgtg_generate_completion paperkit-rgtg-generate
+}
+
+_paperkit_rgtg_generate_completion_setup;
+
+_paperkit_rgtg_toy_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_RGTG_TOY_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_rgtg_toy_completion_setup() {
+    complete -o nosort -F _paperkit_rgtg_toy_completion paperkit-rgtg-toy
+}
+
+_paperkit_rgtg_toy_completion_setup;
+
+_paperkit_rgtg_train_rm_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_RGTG_TRAIN_RM_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_rgtg_train_rm_completion_setup() {
+    complete -o nosort -F _paperkit_rgtg_train_rm_completion paperkit-rgtg-train-rm
+}
+
+_paperkit_rgtg_train_rm_completion_setup;
+
 _paperkit_sr_apo_compare_completion() {
     local IFS=$'\n'
     local response

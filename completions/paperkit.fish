@@ -863,6 +863,60 @@ end;
 
 complete --no-files --command paperkit-reproduce --arguments "(_paperkit_reproduce_completion)";
 
+function _paperkit_rgtg_generate_completion;
+    set -l response (env _PAPERKIT_RGTG_GENERATE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-rgtg-generate);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-rgtg-generate --arguments "(_paperkit_rgtg_generate_completion)";
+
+function _paperkit_rgtg_toy_completion;
+    set -l response (env _PAPERKIT_RGTG_TOY_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-rgtg-toy);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-rgtg-toy --arguments "(_paperkit_rgtg_toy_completion)";
+
+function _paperkit_rgtg_train_rm_completion;
+    set -l response (env _PAPERKIT_RGTG_TRAIN_RM_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-rgtg-train-rm);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-rgtg-train-rm --arguments "(_paperkit_rgtg_train_rm_completion)";
+
 function _paperkit_sr_apo_compare_completion;
     set -l response (env _PAPERKIT_SR_APO_COMPARE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-sr-apo-compare);
 

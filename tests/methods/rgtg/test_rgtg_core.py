@@ -98,18 +98,19 @@ def test_tree_max_constraint_ranks_optimal_prefix_first_cd_does_not():
 
 @pytest.fixture(scope="module")
 def trained():
-    """A toy task, its held-out pairs, and a FaRMA and a BT-only RM trained on it (official: 7 iterations)."""
+    """A toy task, held-out pairs, and a FaRMA and a BT-only RM trained on it (official: 7 iterations)."""
     task = toy.make_task(vocab=20, length=12, seed=0)
-    ch, rj = (torch.as_tensor(a) for a in toy.preference_pairs(task, 1600, np.random.default_rng(0)))
-    n_tr = len(ch) - 200
+    ch, rj = (rm.Seqs.from_lists(a) for a in toy.preference_pairs(task, 2000, np.random.default_rng(0), min_len=4))
+    held = [rm.Seqs.from_lists(a) for a in toy.preference_pairs(task, 400, np.random.default_rng(1), min_len=4)]
     rms = {}
     for loss in ("farma", "bt-full"):
         torch.manual_seed(0)
         net = model.TinyLM(20, d=32, layers=1, heads=4)
-        rm.train_rm(net, ch[:n_tr], rj[:n_tr], ch[:n_tr], loss=loss, iters=7, lr=2e-3, batch=64,
-                    min_prefix=4, seed=0)
+        model.init_scale(net)
+        rm.train_rm(net, loss=loss, iters=7, lr=2e-3, batch=64, min_prefix=4, seed=0, chosen=ch, rejected=rj,
+                    prefixes=ch, constraint_weight=0.3)
         rms[loss] = net.eval()
-    return task, ch[n_tr:], rj[n_tr:], rms
+    return task, held[0], held[1], rms
 
 
 def test_farma_constraint_gap_and_pair_accuracy(trained):
@@ -119,7 +120,7 @@ def test_farma_constraint_gap_and_pair_accuracy(trained):
     assert rm.pair_accuracy(rms["farma"], ch, rj) >= 0.70
 
 
-def test_farma_closes_gap_to_optimum_on_200_prompts(trained):
+def test_farma_guidance_on_200_prompts(trained):
     task, _, _, rms = trained
     lm = rm.MarkovLM(task.log_trans)
     prompts = torch.as_tensor(toy.sample(task, 200, 2, np.random.default_rng(7)))
@@ -136,7 +137,8 @@ def test_farma_closes_gap_to_optimum_on_200_prompts(trained):
     se = np.sqrt(farma.var(ddof=1) / 200 + args.var(ddof=1) / 200)
     assert farma.mean() >= args.mean() - 2 * se
     # Guidance helps significantly (paired over prompts). The issue's "closes >= 30% of the gap to the
-    # top-k-reachable optimum" is NOT met by this small RM (about 6%); see the report.
+    # top-k-reachable optimum" is NOT met by the FaRMA RM (about 15% at w = 3, 8% at w = 1; a BT-only RM on the
+    # same pairs reaches about 33% at w = 1: the max constraint shrinks the RM's scale); see the report.
     diff = farma - ref
     assert diff.mean() > 2 * diff.std(ddof=1) / np.sqrt(len(diff))
     opt = np.array([toy.optimum(task, p, k=10) for p in prompts.tolist()])

@@ -1,11 +1,22 @@
-"""Reward-guided decoding with exact call counters: ref, farma/cd (1 RM call per token), args (k per token)."""
+"""Reward-guided decoding with exact call counters (FaRMA sec. 3.2 and the baselines).
+
+``ref``: top-k sampling from pi_ref; ``farma``/``cd``: s(a) = LM logit(a) + w r(a | prefix) from one token-level
+RM forward per token, top-k by s, sample from the softmax over the k (or argmax); ``args``/``pargs``: the k top
+LM tokens each scored by a full-sequence RM (k RM calls per token); ``best-of-n``: N pi_ref samples per prompt,
+the best by the RM (N RM calls per prompt). Prompts are batched with left padding; both models keep KV caches.
+Calls are counted per row: one forward over B rows is B calls.
+"""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
+
+METHODS = ("ref", "farma", "cd", "args", "pargs", "best-of-n")
+ONE_CALL = ("farma", "cd")
+K_CALLS = ("args", "pargs")
 
 
 @dataclass
@@ -14,7 +25,6 @@ class Counters:
     rm_calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
-    per_row_rm: list = field(default_factory=list)
 
 
 def _select(scores, k, greedy, gen):
@@ -26,60 +36,97 @@ def _select(scores, k, greedy, gen):
     return idx.gather(1, choice[:, None]).squeeze(1)
 
 
+def left_pad(prompts: list[list[int]], pad_id: int = 0):
+    """(B, P) ids with rows right-aligned, and the count of padding tokens per row."""
+    width = max(len(p) for p in prompts)
+    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, width - len(p):] = torch.as_tensor(p, dtype=torch.long)
+    return ids, torch.tensor([width - len(p) for p in prompts], dtype=torch.long)
+
+
 @torch.no_grad()
 def generate(lm, prompts, max_new: int, *, method: str = "farma", rm=None, k: int = 10, w: float = 1.0,
              greedy: bool = False, seed: int = 0, use_cache: bool = True, seq_rm=None,
-             score_impl: str = "loop"):
-    """``prompts``: (B, P) token ids of equal length. Returns (B, max_new) new tokens and Counters.
+             score_impl: str = "loop", pad_left=None, eos_id: int | None = None):
+    """``prompts``: (B, P) token ids (left-padded as given by ``pad_left``). Returns the (B, max_new) new tokens
+    (rows that emitted ``eos_id`` continue with it, uncounted) and per-row Counters summed over rows.
 
-    RM/LM calls are counted per generated token per row: one forward over a batch of B rows = B calls.
-    ``args`` scores each of the top-k (by LM logit) candidates with the full-sequence RM ``seq_rm``.
+    ``args``/``pargs`` score each of the top-k LM candidates with ``seq_rm(ids, pad_left) -> (n,)``.
     """
-    gen = torch.Generator().manual_seed(seed)
+    if method == "best-of-n":
+        raise ValueError("best-of-n: use best_of_n()")
+    gen = torch.Generator(device=prompts.device).manual_seed(seed)
     counters = Counters()
     t0 = time.perf_counter()
     seqs = prompts.clone()
     lm_cache = rm_cache = None
     lm_in = rm_in = seqs
     bsz = len(seqs)
+    active = torch.ones(bsz, dtype=torch.bool, device=prompts.device)
     for _ in range(max_new):
-        lm_logits, lm_cache = lm(lm_in, cache=lm_cache) if use_cache else lm(seqs)
-        counters.lm_calls += bsz
+        n_active = int(active.sum())
+        if n_active == 0:
+            break
+        lm_logits, lm_cache = lm(lm_in, pad_left=pad_left, cache=lm_cache) if use_cache else lm(seqs, pad_left=pad_left)
+        counters.lm_calls += n_active
         logits = lm_logits[:, -1]
         if method == "ref":
             nxt = _select(logits, k, greedy, gen)
-        elif method in ("farma", "cd"):
-            r_logits, rm_cache = rm(rm_in, cache=rm_cache) if use_cache else rm(seqs)
-            counters.rm_calls += bsz
+        elif method in ONE_CALL:
+            r_logits, rm_cache = rm(rm_in, pad_left=pad_left, cache=rm_cache) if use_cache else rm(seqs, pad_left=pad_left)
+            counters.rm_calls += n_active
             nxt = _select(logits + w * r_logits[:, -1], k, greedy, gen)
-        elif method == "args":
+        elif method in K_CALLS:
             cand = logits.topk(k, -1).indices  # (B, k)
-            scores = _score_candidates(seq_rm, seqs, cand, score_impl)
-            counters.rm_calls += bsz * k
+            scores = _score_candidates(seq_rm, seqs, cand, score_impl, pad_left)
+            counters.rm_calls += n_active * k
             combined = torch.log_softmax(logits, -1).gather(1, cand) + w * scores
             pick = combined.argmax(1) if greedy else torch.multinomial(torch.softmax(combined, -1), 1, generator=gen)[:, 0]
             nxt = cand.gather(1, pick.reshape(-1, 1)).squeeze(1)
         else:
             raise ValueError(f"unknown method {method!r}")
+        counters.tokens += n_active
+        if eos_id is not None:
+            nxt = torch.where(active, nxt, torch.full_like(nxt, eos_id))
+            active &= nxt != eos_id
         seqs = torch.cat([seqs, nxt[:, None]], 1)
         lm_in = rm_in = nxt[:, None]
-        counters.tokens += bsz
     counters.seconds = time.perf_counter() - t0
-    return seqs[:, prompts.shape[1] :], counters
+    out = seqs[:, prompts.shape[1]:]
+    if out.shape[1] < max_new:
+        out = torch.cat([out, out.new_full((bsz, max_new - out.shape[1]), eos_id or 0)], 1)
+    return out, counters
 
 
-def _score_candidates(seq_rm, seqs, cand, score_impl):
-    """(B, k) full-sequence RM scores of each prefix extended by each candidate; ``batched`` scores all
-    B*k sequences in one forward (still k RM calls per row)."""
+def _score_candidates(seq_rm, seqs, cand, score_impl, pad_left):
+    """(B, k) full-sequence RM scores of each prefix extended by each candidate; ``batched`` scores all B*k
+    sequences in one forward (still k RM calls per row)."""
     bsz, k = cand.shape
     if score_impl == "batched":
         ext = torch.cat([seqs.repeat_interleave(k, 0), cand.reshape(-1, 1)], 1)
-        return seq_rm(ext).reshape(bsz, k)
-    return torch.stack([seq_rm(torch.cat([seqs, cand[:, j : j + 1]], 1)) for j in range(k)], 1)
+        pads = None if pad_left is None else pad_left.repeat_interleave(k)
+        return seq_rm(ext, pads).reshape(bsz, k)
+    return torch.stack([seq_rm(torch.cat([seqs, cand[:, j: j + 1]], 1), pad_left) for j in range(k)], 1)
+
+
+@torch.no_grad()
+def best_of_n(lm, prompts, max_new: int, *, seq_rm, n: int, k: int = 10, seed: int = 0, pad_left=None,
+              eos_id: int | None = None):
+    """N pi_ref (top-k) samples per prompt, keep the one the RM scores highest: N RM calls per prompt."""
+    t0 = time.perf_counter()
+    rep = prompts.repeat_interleave(n, 0)
+    pads = None if pad_left is None else pad_left.repeat_interleave(n)
+    out, c = generate(lm, rep, max_new, method="ref", k=k, seed=seed, pad_left=pads, eos_id=eos_id)
+    scores = seq_rm(torch.cat([rep, out], 1), pads).reshape(len(prompts), n)
+    c.rm_calls += len(rep)
+    best = scores.argmax(1)
+    c.seconds = time.perf_counter() - t0
+    return out.reshape(len(prompts), n, -1)[torch.arange(len(prompts), device=out.device), best], c
 
 
 def token_rm_scorer(rm):
-    """A full-sequence scorer from a token-level RM (what ARGS calls k times per token)."""
+    """A full-sequence scorer ``(ids, pad_left) -> (n,)`` from an RM (what ARGS calls k times per token)."""
     from .rm import score_sequences
 
-    return lambda seqs: score_sequences(rm, seqs)
+    return lambda ids, pad_left=None: score_sequences(rm, ids, pad_left=pad_left)

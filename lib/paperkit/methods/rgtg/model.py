@@ -51,6 +51,7 @@ class TinyLM(nn.Module):
         pos = (steps[None, :] - pad_left[:, None]).clamp(min=0)
         keys = torch.arange(past + t, device=ids.device)
         allowed = (keys[None, :] <= steps[:, None])[None] & (keys[None, None, :] >= pad_left[:, None, None])
+        allowed = allowed | (keys[None, None, :] == steps[None, :, None])  # a padding slot sees itself: no NaN
         mask = allowed[:, None]  # (b, 1, t, past + t)
         x = self.tok(ids) + self.pos(pos)
         new_cache = []

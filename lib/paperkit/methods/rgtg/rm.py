@@ -1,9 +1,51 @@
-"""Token-level reward model: scoring and the FaRMA training losses (BT on pairs + max constraint on prefixes)."""
+"""Token-level reward model (FaRMA, Rashid et al. 2025, sec. 3): scoring, the FaRMA losses (Bradley-Terry on
+full pairs + max constraint on prefixes) and the baseline losses (PARGS prefix BT, CD-FUDGE regression, a
+scalar full-sequence RM). Sequences are right-padded batches (:class:`Seqs`), so causal attention never sees
+the padding and every prefix sits at its own position."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
+
+TOKEN_LOSSES = ("farma", "bt-full", "bt-prefix", "cd-regress")
+LOSSES = TOKEN_LOSSES + ("seq",)
+
+
+@dataclass
+class Seqs:
+    """Right-padded token ids (N, T) and the true lengths (N,)."""
+
+    ids: torch.Tensor
+    lengths: torch.Tensor
+
+    @classmethod
+    def from_lists(cls, rows) -> Seqs:
+        width = max(len(r) for r in rows)
+        ids = torch.zeros(len(rows), width, dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = torch.as_tensor(r, dtype=torch.long)
+        return cls(ids, torch.tensor([len(r) for r in rows], dtype=torch.long))
+
+    @classmethod
+    def full(cls, ids) -> Seqs:
+        ids = torch.as_tensor(ids, dtype=torch.long)
+        return cls(ids, torch.full((len(ids),), ids.shape[1], dtype=torch.long))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def to(self, device) -> Seqs:
+        return Seqs(self.ids.to(device), self.lengths.to(device))
+
+    def __getitem__(self, idx) -> Seqs:
+        ids, lengths = self.ids[idx], self.lengths[idx]
+        return Seqs(ids[:, : int(lengths.max())], lengths)
+
+    def to_lists(self) -> list[list[int]]:
+        return [row[:n].tolist() for row, n in zip(self.ids, self.lengths.tolist(), strict=True)]
 
 
 class MarkovLM(nn.Module):
@@ -17,33 +59,84 @@ class MarkovLM(nn.Module):
         return self.log_trans[ids], cache
 
 
-def score_sequences(rm: nn.Module, seqs: torch.Tensor) -> torch.Tensor:
-    """r(y_1..n): the head output at the position before the last token, indexed by the last token."""
-    logits, _ = rm(seqs[:, :-1])
-    return logits[:, -1].gather(1, seqs[:, -1:]).squeeze(1)
+class ScalarRM(nn.Module):
+    """A full-sequence RM (ARGS, best-of-N, scoring): a causal body whose head has one output, read at the
+    last token. It has no per-token scores, so FaRMA cannot decode with it."""
+
+    def __init__(self, body: nn.Module):
+        super().__init__()
+        body.head = nn.Linear(body.head.in_features, 1)
+        self.body = body
+
+    def forward(self, ids, pad_left=None, cache=None):
+        return self.body(ids, pad_left=pad_left, cache=cache)
 
 
-def score_prefixes(rm: nn.Module, seqs: torch.Tensor):
-    """For every prefix length i >= 2: r(y_1..i) and max_a r(y_1..i + a), in one forward."""
-    logits, _ = rm(seqs)
-    own = logits[:, :-1].gather(2, seqs[:, 1:, None]).squeeze(2)  # r(y_1..i+1) for i = 1..n-1
-    best_next = logits[:, 1:].max(2).values  # max_a r(y_1..i+1, a)
-    return own, best_next
+def _rows(n, device=None):
+    return torch.arange(n, device=device)
+
+
+def score_sequences(rm: nn.Module, seqs, pad_left=None) -> torch.Tensor:
+    """r(y_1..n) of right-padded :class:`Seqs`, a full tensor, or a left-padded tensor (``pad_left``).
+    Token-level RM: the head output at the position before the last token, indexed by the last token (one
+    forward scores every candidate a). Scalar RM: output 0 at the last token."""
+    if isinstance(seqs, Seqs):
+        ids, last = seqs.ids, seqs.lengths - 1
+    else:
+        ids, last = seqs, torch.full((len(seqs),), seqs.shape[1] - 1, dtype=torch.long, device=seqs.device)
+    rows = _rows(len(ids), ids.device)
+    if isinstance(rm, ScalarRM):
+        out, _ = rm(ids[:, : int(last.max()) + 1], pad_left=pad_left)
+        return out[rows, last, 0]
+    logits, _ = rm(ids[:, : int(last.max())], pad_left=pad_left)
+    return logits[rows, last - 1, ids[rows, last]]
+
+
+def score_prefixes(rm: nn.Module, seqs: Seqs, min_len: int):
+    """For every prefix y_1..i (min_len <= i <= n): r(y_1..i) and max_a r(y_1..i, a), from one forward;
+    returns (own, best_next, mask) of shape (N, T-1), entry j for i = j + 2."""
+    logits, _ = rm(seqs.ids)
+    own = logits[:, :-1].gather(2, seqs.ids[:, 1:, None]).squeeze(2)
+    best_next = logits[:, 1:].max(2).values
+    length = torch.arange(2, seqs.ids.shape[1] + 1, device=seqs.ids.device)[None, :]
+    mask = (length <= seqs.lengths[:, None]) & (length >= min_len)
+    return own, best_next, mask
+
+
+def _masked_mean(values, mask):
+    return (values * mask).sum() / mask.sum().clamp(min=1)
 
 
 def bt_loss(rm, chosen, rejected):
-    return -torch.nn.functional.logsigmoid(score_sequences(rm, chosen) - score_sequences(rm, rejected)).mean()
+    return -nn.functional.logsigmoid(score_sequences(rm, chosen) - score_sequences(rm, rejected)).mean()
 
 
-def constraint_loss(rm, prefixes, min_len: int):
-    own, best_next = score_prefixes(rm, prefixes)
-    return ((own - best_next)[:, min_len - 2 :] ** 2).mean()
+def bt_prefix_loss(rm, chosen: Seqs, rejected: Seqs, min_len: int):
+    """PARGS: Bradley-Terry on equal-length prefixes of chosen and rejected (the pair's label for each)."""
+    own_c, _, mask_c = score_prefixes(rm, chosen, min_len)
+    own_r, _, mask_r = score_prefixes(rm, rejected, min_len)
+    width = min(own_c.shape[1], own_r.shape[1])
+    mask = mask_c[:, :width] & mask_r[:, :width]
+    return _masked_mean(-nn.functional.logsigmoid(own_c[:, :width] - own_r[:, :width]), mask)
 
 
-def constraint_gap(rm, prefixes, min_len: int) -> float:
+def constraint_loss(rm, prefixes: Seqs, min_len: int):
+    """FaRMA's max constraint: (r(y_1..i) - max_a r(y_1..i, a))^2 on every prefix of a chosen response."""
+    own, best_next, mask = score_prefixes(rm, prefixes, min_len)
+    return _masked_mean((own - best_next) ** 2, mask)
+
+
+def cd_loss(rm, rollouts: Seqs, rewards: torch.Tensor, min_len: int):
+    """CD-FUDGE: every prefix of a pi_ref rollout regressed on the rollout's reward (so r -> E_pi_ref[R | prefix])."""
+    own, _, mask = score_prefixes(rm, rollouts, min_len)
+    return _masked_mean((own - rewards[:, None]) ** 2, mask)
+
+
+def constraint_gap(rm, prefixes: Seqs, min_len: int) -> float:
+    """Mean |r(prefix) - max_a r(prefix, a)| over held-out prefixes (acceptance: FaRMA <= BT-only / 5)."""
     with torch.no_grad():
-        own, best_next = score_prefixes(rm, prefixes)
-        return float((own - best_next)[:, min_len - 2 :].abs().mean())
+        own, best_next, mask = score_prefixes(rm, prefixes, min_len)
+        return float(_masked_mean((own - best_next).abs(), mask))
 
 
 def pair_accuracy(rm, chosen, rejected) -> float:
@@ -51,25 +144,39 @@ def pair_accuracy(rm, chosen, rejected) -> float:
         return float((score_sequences(rm, chosen) > score_sequences(rm, rejected)).float().mean())
 
 
-def train_rm(rm, chosen, rejected, prefixes, *, loss: str, iters: int, lr: float, batch: int,
-             min_prefix: int, seed: int, history=None):
-    """``loss='farma'`` alternates an epoch of BT with an epoch of the max constraint (official scripts);
-    ``'bt-full'`` does only the BT epochs."""
+def _epoch(n, batch, gen):
+    order = torch.randperm(n, generator=gen)  # on CPU: same batches on every device
+    return [order[s : s + batch] for s in range(0, n, batch)]
+
+
+def train_rm(rm, *, loss: str, iters: int, lr: float, batch: int, min_prefix: int, seed: int,
+             chosen: Seqs | None = None, rejected: Seqs | None = None, prefixes: Seqs | None = None,
+             rollouts: Seqs | None = None, rewards: torch.Tensor | None = None, constraint_weight: float = 1.0,
+             history=None, on_iter=None):
+    """Each of ``iters`` iterations is one epoch per phase. ``farma`` alternates an epoch of BT on full pairs
+    with an epoch of the max constraint on ``prefixes`` (official scripts); ``bt-full`` and ``seq`` run only the
+    BT epochs; ``bt-prefix`` the PARGS epochs; ``cd-regress`` regression epochs on ``rollouts``/``rewards``."""
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(rm.parameters(), lr=lr)
-    phases = [("bt", (chosen, rejected))]
-    if loss == "farma":
-        phases.append(("max", (prefixes,)))
+    phases = {"farma": ("bt", "max"), "bt-full": ("bt",), "seq": ("bt",), "bt-prefix": ("prefix",),
+              "cd-regress": ("cd",)}[loss]
     for it in range(iters):
-        for name, tensors in phases:
-            order = torch.randperm(len(tensors[0]), generator=gen)
-            for start in range(0, len(order), batch):
-                idx = order[start : start + batch]
-                parts = [t[idx] for t in tensors]
-                value = bt_loss(rm, *parts) if name == "bt" else constraint_loss(rm, parts[0], min_prefix)
+        for name in phases:
+            n = len(prefixes) if name == "max" else len(rollouts) if name == "cd" else len(chosen)
+            for idx in _epoch(n, batch, gen):
+                if name == "bt":
+                    value = bt_loss(rm, chosen[idx], rejected[idx])
+                elif name == "prefix":
+                    value = bt_prefix_loss(rm, chosen[idx], rejected[idx], min_prefix)
+                elif name == "max":
+                    value = constraint_weight * constraint_loss(rm, prefixes[idx], min_prefix)
+                else:
+                    value = cd_loss(rm, rollouts[idx], rewards[idx], min_prefix)
                 opt.zero_grad()
                 value.backward()
                 opt.step()
                 if history is not None:
-                    history.append((it, name, float(value)))
+                    history.append((it, name, value.item()))
+        if on_iter is not None:
+            on_iter(it)
     return rm

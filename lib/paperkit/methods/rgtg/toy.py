@@ -63,20 +63,31 @@ def sample(task: ToyTask, n: int, length: int, rng: np.random.Generator, prompt=
     return out
 
 
-def preference_pairs(task: ToyTask, n: int, rng: np.random.Generator, prompt_len: int = 2, beta: float = 3.0):
-    """Two pi_ref samples per prompt, labelled by Bradley-Terry on beta x the true reward; ties dropped."""
+def preference_pairs(task: ToyTask, n: int, rng: np.random.Generator, prompt_len: int = 2, beta: float = 3.0,
+                     min_len: int | None = None):
+    """Two pi_ref continuations of one prompt per pair, labelled by Bradley-Terry on beta x the true reward;
+    ties dropped. Each pair has its own length in [min_len, task.length] (responses vary in length, as in
+    real preference data, so the RM learns token scores at every position, not only the last)."""
+    lengths = rng.integers(min_len or task.length, task.length + 1, size=n)
     a = sample(task, n, task.length, rng)
-    b = sample(task, n, task.length, rng, prompt=None)
-    b[:, :prompt_len] = a[:, :prompt_len]
+    b = a.copy()
     b = _continue(task, b, prompt_len, rng)
-    ra = np.array([true_reward(task, s) for s in a])
-    rb = np.array([true_reward(task, s) for s in b])
+    ra = np.array([true_reward(task, s[:m]) for s, m in zip(a, lengths, strict=True)])
+    rb = np.array([true_reward(task, s[:m]) for s, m in zip(b, lengths, strict=True)])
     keep = ra != rb
-    p_a = 1 / (1 + np.exp(-beta * (ra - rb)))
-    a_wins = rng.random(n) < p_a
+    a_wins = rng.random(n) < 1 / (1 + np.exp(-beta * (ra - rb)))
     chosen = np.where(a_wins[:, None], a, b)[keep]
     rejected = np.where(a_wins[:, None], b, a)[keep]
-    return chosen, rejected
+    return [s[:m].tolist() for s, m in zip(chosen, lengths[keep], strict=True)], \
+        [s[:m].tolist() for s, m in zip(rejected, lengths[keep], strict=True)]
+
+
+def rollouts(task: ToyTask, n: int, rng: np.random.Generator, min_len: int | None = None):
+    """pi_ref samples of lengths in [min_len, task.length] with their true rewards (CD-FUDGE's training data)."""
+    lengths = rng.integers(min_len or task.length, task.length + 1, size=n)
+    seqs = sample(task, n, task.length, rng)
+    rows = [s[:m].tolist() for s, m in zip(seqs, lengths, strict=True)]
+    return rows, np.array([true_reward(task, r) for r in rows])
 
 
 def _continue(task, seqs, start, rng):

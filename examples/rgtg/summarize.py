@@ -1,0 +1,54 @@
+"""Mean ± s.e. over seeds of each method's rgtg-generate summary: table.md, table.csv, reward_vs_rm_calls.png."""
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+COLS = ("score_mean", "gap_closed", "lm_calls_per_generation", "rm_calls_per_generation", "seconds_per_token",
+        "diversity_rouge_l")
+
+
+def main(out: Path) -> None:
+    runs = sorted(out.glob("seed*/gen/summary.json"))
+    per = {}
+    for f in runs:
+        for m in json.loads(f.read_text())["methods"]:
+            per.setdefault(m["method"], []).append(m)
+    rows = []
+    for name, ms in per.items():
+        row = {"method": name, "seeds": len(ms)}
+        for c in COLS:
+            v = np.array([m[c] for m in ms], dtype=float)
+            row[c] = v.mean()
+            row[c + "_se"] = v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.0
+        rows.append(row)
+    with open(out / "table.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for r in rows:
+        ax.errorbar(r["rm_calls_per_generation"], r["score_mean"], yerr=2 * r["score_mean_se"], fmt="o", capsize=3)
+        ax.annotate(r["method"], (r["rm_calls_per_generation"], r["score_mean"]), textcoords="offset points",
+                    xytext=(5, 4))
+    ax.set(xscale="symlog", xlabel="RM calls per generation", ylabel="true reward (mean ± 2 s.e. over seeds)")
+    fig.tight_layout()
+    fig.savefig(out / "reward_vs_rm_calls.png", dpi=120)
+    print(f"| method | true reward | gap closed | LM calls/gen | RM calls/gen | µs/token | ROUGE-L |  ({len(runs)} seeds)")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['method']} | {r['score_mean']:.2f} ± {r['score_mean_se']:.2f} | {r['gap_closed']:.3f} ± "
+              f"{r['gap_closed_se']:.3f} | {r['lm_calls_per_generation']:.0f} | {r['rm_calls_per_generation']:.0f} | "
+              f"{1e6 * r['seconds_per_token']:.0f} | {r['diversity_rouge_l']:.3f} |")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,386 @@
+"""Orchestration of the rgtg commands: settings (the single source of defaults), prepare (read and validate every
+input before a run dir exists), execute (stages through ``run.cached``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from paperkit.core.devices import resolve_device
+from paperkit.core.errors import InputError, UsageError
+from paperkit.core.progress import progress as default_progress
+
+from . import decode, evaluate, rm, store, toy
+from .model import TinyLM, init_scale
+
+LOSSES = rm.LOSSES
+
+
+# ---------------------------------------------------------------------------------------------- toy
+@dataclass(frozen=True)
+class ToySettings:
+    vocab: int = 20
+    length: int = 12
+    prompt_len: int = 2
+    min_len: int = 4
+    pairs: int = 4000
+    heldout: int = 800
+    prompts: int = 200
+    beta: float = 3.0
+    seed: int = 0
+
+
+def prepare_toy(s: ToySettings) -> ToySettings:
+    if not 2 <= s.prompt_len < s.length:
+        raise UsageError(f"--prompt-len {s.prompt_len}: expected 2 <= prompt-len < --length {s.length}")
+    if not s.prompt_len < s.min_len <= s.length:
+        raise UsageError(f"--min-len {s.min_len}: expected --prompt-len < min-len <= --length")
+    return s
+
+
+def toy_vocab(n: int) -> list[str]:
+    return [f"t{i}" for i in range(n)]
+
+
+def execute_toy(s: ToySettings, run: Any) -> dict[str, Any]:
+    """The task dir: lm.pt (Markov pi_ref), reward.json, pairs/heldout (prompt, chosen, rejected), prefixes and
+    rollouts (prompt, response[, reward]), prompts."""
+    task = toy.make_task(s.vocab, s.length, s.seed)
+    rng = np.random.default_rng(s.seed)
+    words = toy_vocab(s.vocab)
+    text = lambda ids: " ".join(words[i] for i in ids)  # noqa: E731
+    cut = s.prompt_len
+
+    def pair_rows(n):
+        ch, rj = toy.preference_pairs(task, n, rng, prompt_len=cut, beta=s.beta, min_len=s.min_len)
+        return [{"prompt": text(c[:cut]), "chosen": text(c[cut:]), "rejected": text(r[cut:])}
+                for c, r in zip(ch, rj, strict=True)]
+
+    def seq_rows(n, with_reward):
+        seqs, rewards = toy.rollouts(task, n, rng, min_len=s.min_len)
+        return [{"prompt": text(q[:cut]), "response": text(q[cut:]), **({"reward": float(v)} if with_reward else {})}
+                for q, v in zip(seqs, rewards, strict=True)]
+
+    files = {"pairs.jsonl": pair_rows(s.pairs), "heldout.jsonl": pair_rows(s.heldout),
+             "prefixes.jsonl": seq_rows(s.pairs, False), "rollouts.jsonl": seq_rows(s.pairs, True),
+             "prompts.jsonl": [{"prompt": text(p)} for p in toy.sample(task, s.prompts, cut, rng).tolist()]}
+    store.save_markov_lm(run.file("lm.pt"), task.log_trans, task.log_init, words)
+    from paperkit.core import io
+
+    io.write_json(run.file("reward.json"), {
+        "kind": "toy-lexicon-bigram", "vocab": words, "length": s.length,
+        "lexicon": task.lexicon.tolist(),
+        "bigrams": [[int(a), int(b)] for a, b in zip(*np.nonzero(task.bigram), strict=True)]})
+    for name, rows in files.items():
+        io.write_jsonl(run.file(name), rows)
+    return {"vocab": s.vocab, "length": s.length, **{k.split(".")[0]: len(v) for k, v in files.items()},
+            "lexicon_tokens": [words[i] for i in np.nonzero(task.lexicon)[0]]}
+
+
+def task_from_files(lm: store.Loaded, reward: dict, length: int) -> toy.ToyTask:
+    """The toy task (for true rewards and the DP optimum) from lm.pt + reward.json."""
+    v = len(reward["vocab"])
+    bigram = np.zeros((v, v))
+    for a, b in reward["bigrams"]:
+        bigram[a, b] = 1.0
+    log_trans = lm.meta["log_trans"].numpy() if lm.kind == "markov" else np.zeros((v, v))
+    return toy.ToyTask(log_trans, np.zeros(v), np.asarray(reward["lexicon"], float), bigram, length)
+
+
+# ----------------------------------------------------------------------------------------- train-rm
+@dataclass(frozen=True)
+class TrainRmSettings:
+    loss: str = "farma"
+    iters: int = 7
+    lr: float = 2e-3
+    batch_size: int = 64
+    min_prefix: int = 4
+    constraint_weight: float = 0.3
+    d_model: int = 32
+    layers: int = 1
+    heads: int = 4
+    seed: int = 0
+    device: str = "auto"
+
+
+@dataclass
+class TrainRmInputs:
+    settings: TrainRmSettings
+    lm: store.Loaded
+    chosen: rm.Seqs
+    rejected: rm.Seqs
+    held_chosen: rm.Seqs | None
+    held_rejected: rm.Seqs | None
+    prefixes: rm.Seqs | None
+    rollouts: rm.Seqs | None
+    rewards: np.ndarray | None
+    paths: list = field(default_factory=list)
+    device: Any = "cpu"
+
+
+def prepare_train_rm(s: TrainRmSettings, *, lm_path, pairs, heldout=None, prefixes=None, rollouts=None) -> TrainRmInputs:
+    if s.loss not in LOSSES:
+        raise UsageError(f"--loss {s.loss!r}; expected one of {', '.join(LOSSES)}")
+    if s.d_model % s.heads:
+        raise UsageError(f"--d-model {s.d_model} is not a multiple of --heads {s.heads}")
+    from paperkit.core.resources import check_memory
+
+    # weights, gradients and two AdamW moments in float32
+    params = s.layers * 12 * s.d_model ** 2 + 2 * 4096 * s.d_model
+    check_memory(16 * params, f"an RM with --d-model {s.d_model} and --layers {s.layers}", flag="smaller --d-model")
+    if s.loss == "cd-regress" and rollouts is None:
+        raise UsageError("--loss cd-regress regresses prefix scores on pi_ref rollouts: give --rollouts FILE")
+    lm = store.load_lm(lm_path)
+    if not isinstance(lm.vocab, store.WordVocab):
+        raise UsageError(f"--lm {lm_path}: our RM trainer uses a word vocabulary (an LM.pt); an HF directory RM is "
+                         "used as given by rgtg-generate --rm DIR")
+    ch, rj = store.read_pairs(pairs, lm.vocab)
+    hc = hr = None
+    if heldout is not None:
+        hc, hr = store.read_pairs(heldout, lm.vocab)
+    pre = store.read_sequences(prefixes, lm.vocab)[0] if prefixes is not None else ch
+    ro, rw = store.read_sequences(rollouts, lm.vocab, reward=True) if rollouts is not None else (None, None)
+    longest = max(int(x.lengths.max()) for x in (ch, rj, pre, ro) if x is not None)
+    if longest > 4096:
+        raise InputError(f"{pairs}: a sequence has {longest} tokens; our RM's positions stop at 4096")
+    return TrainRmInputs(s, lm, ch, rj, hc, hr, pre, ro, rw,
+                         [p for p in (lm_path, pairs, heldout, prefixes, rollouts) if p is not None],
+                         resolve_device(s.device))
+
+
+def build_rm(s: TrainRmSettings, vocab: int, max_len: int):
+    torch.manual_seed(s.seed)
+    net = TinyLM(vocab, d=s.d_model, layers=s.layers, heads=s.heads, max_len=max_len)
+    init_scale(net)
+    return rm.ScalarRM(net) if s.loss == "seq" else net
+
+
+def execute_train_rm(inputs: TrainRmInputs, run: Any, progress: Any = default_progress) -> dict[str, Any]:
+    s = inputs.settings
+    vocab = inputs.lm.vocab_size
+    longest = max(int(x.lengths.max()) for x in (inputs.chosen, inputs.rejected, inputs.prefixes, inputs.rollouts)
+                  if x is not None)
+    max_len = max(64, 2 * longest)
+
+    dev = inputs.device
+    on_dev = lambda x: None if x is None else x.to(dev)  # noqa: E731
+
+    def compute():
+        net = build_rm(s, vocab, max_len).to(dev)
+        history = []
+        with progress(total=s.iters, desc=f"train RM ({s.loss})", unit="iter") as bar:
+            rm.train_rm(net, loss=s.loss, iters=s.iters, lr=s.lr, batch=s.batch_size, min_prefix=s.min_prefix,
+                        seed=s.seed, chosen=on_dev(inputs.chosen), rejected=on_dev(inputs.rejected),
+                        prefixes=on_dev(inputs.prefixes), rollouts=on_dev(inputs.rollouts),
+                        rewards=None if inputs.rewards is None else torch.tensor(inputs.rewards, dtype=torch.float32, device=dev),
+                        constraint_weight=s.constraint_weight, history=history, on_iter=lambda _: bar.update(1))
+        return {"state": {k: v.cpu() for k, v in net.state_dict().items()}, "history": history}
+
+    out = run.cached("rm", compute, fmt="pt")
+    net = build_rm(s, vocab, max_len)
+    net.load_state_dict(out["state"])
+    net.eval()
+    metrics = {"loss": s.loss, "head": "scalar" if s.loss == "seq" else "token", "train_pairs": len(inputs.chosen)}
+    if inputs.held_chosen is not None:
+        metrics["heldout_pairs"] = len(inputs.held_chosen)
+        metrics["pair_accuracy"] = rm.pair_accuracy(net, inputs.held_chosen, inputs.held_rejected)
+        if s.loss != "seq":
+            metrics["constraint_gap"] = rm.constraint_gap(net, inputs.held_chosen, s.min_prefix)
+    rows = [{"step": i, "iter": it, "phase": name, "loss": v} for i, (it, name, v) in enumerate(out["history"])]
+    return {"net": net, "metrics": metrics, "loss_rows": rows}
+
+
+# ----------------------------------------------------------------------------------------- generate
+@dataclass(frozen=True)
+class GenerateSettings:
+    methods: tuple[str, ...] = ("ref", "farma")
+    k: int = 10
+    w: float = 1.0
+    max_new: int = 10
+    decode: str = "sample"
+    n: int = 10
+    samples: int = 2
+    score_impl: str = "batched"
+    batch_size: int = 64
+    seed: int = 0
+    device: str = "auto"
+
+
+@dataclass
+class MethodSpec:
+    name: str
+    rm: store.Loaded | None
+    rm_path: str | None
+
+
+@dataclass
+class GenerateInputs:
+    settings: GenerateSettings
+    lm: store.Loaded
+    methods: list[MethodSpec]
+    prompts: list[list[int]]
+    scorer: store.Loaded | None
+    true_reward: dict | None
+    paths: list
+    device: Any = "cpu"
+
+
+def parse_methods(items) -> list[tuple[str, str | None]]:
+    """``NAME`` or ``NAME=RM_PATH`` (that method's own RM); names unique."""
+    out = []
+    for item in items:
+        name, _, path = item.partition("=")
+        if name not in decode.METHODS:
+            raise UsageError(f"--method {item!r}: expected one of {', '.join(decode.METHODS)} (optionally =RM_PATH)")
+        if name in [n for n, _ in out]:
+            raise UsageError(f"--method {name} is given twice")
+        out.append((name, path or None))
+    return out
+
+
+def prepare_generate(s: GenerateSettings, *, lm_path, prompts, rm_path=None, scorer=None) -> GenerateInputs:
+    import math
+
+    if not math.isfinite(s.w):
+        raise UsageError(f"--w {s.w}: expected a finite number")
+    if s.max_new < 1:
+        raise UsageError(f"--max-new {s.max_new}: expected at least 1")
+    lm = store.load_lm(lm_path)
+    if not 1 <= s.k <= lm.vocab_size:
+        raise UsageError(f"--k {s.k}: expected 1 <= k <= the vocabulary size {lm.vocab_size}")
+    loaded: dict[str, store.Loaded] = {}
+    specs = []
+    for name, path in parse_methods(s.methods):
+        path = path or rm_path
+        if name != "ref" and path is None:
+            raise UsageError(f"--method {name} needs a reward model: give --rm RM.pt or --method {name}=RM.pt")
+        model = None
+        if name != "ref":
+            if path not in loaded:
+                loaded[path] = store.load_rm(path)
+                store.check_same_vocab(lm, loaded[path], lm_path, path)
+            model = loaded[path]
+            if name in decode.ONE_CALL and model.kind == "scalar":
+                raise UsageError(f"--method {name} needs a token-level RM (one score per next token); {path} is a "
+                                 "scalar full-sequence RM (--loss seq): use it with args or best-of-n")
+        specs.append(MethodSpec(name, model, path))
+    ids = store.read_prompts(prompts, lm.vocab)
+    longest = max(len(p) for p in ids) + s.max_new
+    for name, model in [(lm_path, lm), *loaded.items()]:
+        limit = model.meta.get("config", {}).get("max_len")
+        if limit is not None and longest > limit:
+            raise UsageError(f"the longest prompt plus --max-new {s.max_new} is {longest} tokens, over the "
+                             f"{limit} positions of {name}")
+    true_reward, scorer_model = None, None
+    if scorer is not None:
+        if str(scorer).endswith(".json"):
+            true_reward = store.read_true_reward(scorer)
+            if true_reward["vocab"] != getattr(lm.vocab, "tokens", None):
+                raise InputError(f"{scorer}: its vocabulary differs from the LM's ({lm_path})")
+        else:
+            scorer_model = store.load_rm(scorer)
+            store.check_same_vocab(lm, scorer_model, lm_path, scorer)
+    device = resolve_device(s.device)
+    for model in [lm, scorer_model, *loaded.values()]:
+        if model is not None:
+            model.module.to(device)
+    return GenerateInputs(s, lm, specs, ids, scorer_model, true_reward,
+                          list(dict.fromkeys(p for p in [lm_path, prompts, rm_path, scorer] + [m.rm_path for m in specs] if p)),
+                          device)
+
+
+def _decode_method(inputs: GenerateInputs, spec: MethodSpec, batch, seed):
+    s, lm = inputs.settings, inputs.lm
+    ids, pads = (t.to(inputs.device) for t in decode.left_pad(batch))
+    kw = dict(k=s.k, seed=seed, pad_left=pads, eos_id=lm.vocab.eos_id)
+    if spec.name == "best-of-n":
+        return decode.best_of_n(lm.module, ids, s.max_new, seq_rm=decode.token_rm_scorer(spec.rm.module), n=s.n, **kw)
+    extra = {}
+    if spec.name in decode.ONE_CALL:
+        extra = {"rm": spec.rm.module}
+    elif spec.name in decode.K_CALLS:
+        extra = {"seq_rm": decode.token_rm_scorer(spec.rm.module), "score_impl": s.score_impl}
+    return decode.generate(lm.module, ids, s.max_new, method=spec.name, w=s.w, greedy=s.decode == "greedy",
+                           **kw, **extra)
+
+
+def _trim(tokens, eos_id):
+    return tokens[: tokens.index(eos_id) + 1] if eos_id is not None and eos_id in tokens else tokens
+
+
+def execute_generate(inputs: GenerateInputs, run: Any, progress: Any = default_progress) -> dict[str, Any]:
+    s = inputs.settings
+    jobs = [(spec, j) for spec in inputs.methods for j in range(s.samples)]
+    rows_all, summary = [], []
+    eos = inputs.lm.vocab.eos_id
+    with progress(total=len(jobs), desc="generate", unit="method x sample") as bar:
+        for spec, j in jobs:
+            def compute(spec=spec, j=j):
+                rows = []
+                for start in range(0, len(inputs.prompts), s.batch_size):
+                    batch = inputs.prompts[start: start + s.batch_size]
+                    out, c = _decode_method(inputs, spec, batch, s.seed + 1000 * j + start)
+                    per_row_rm = c.rm_calls / len(batch)
+                    for i, (p, toks) in enumerate(zip(batch, out.tolist(), strict=True)):
+                        toks = _trim(toks, eos)
+                        rows.append({"method": spec.name, "prompt_index": start + i, "sample": j, "prompt": p,
+                                     "tokens": toks, "lm_calls": c.lm_calls / len(batch),
+                                     "rm_calls": per_row_rm, "seconds": c.seconds / len(batch)})
+                return rows
+
+            rows_all += run.cached(f"gen-{spec.name}-{j}", compute, fmt="json")
+            bar.update(1)
+    _score(inputs, rows_all)
+    for spec in inputs.methods:
+        summary.append(_summarise(inputs, spec.name, [r for r in rows_all if r["method"] == spec.name]))
+    for r in rows_all:
+        r["text"] = inputs.lm.vocab.decode(r["tokens"])
+        r["prompt"] = inputs.lm.vocab.decode(r["prompt"])
+    return {"rows": rows_all, "summary": summary}
+
+
+def _score(inputs: GenerateInputs, rows) -> None:
+    if inputs.true_reward is not None:
+        task = task_from_files(inputs.lm, inputs.true_reward, 0)
+        for r in rows:
+            r["score"] = toy.true_reward(task, r["prompt"] + r["tokens"])
+    elif inputs.scorer is not None:
+        seqs = rm.Seqs.from_lists([r["prompt"] + r["tokens"] for r in rows]).to(inputs.device)
+        with torch.no_grad():
+            scores = rm.score_sequences(inputs.scorer.module, seqs).tolist()
+        for r, v in zip(rows, scores, strict=True):
+            r["score"] = float(v)
+
+
+def _summarise(inputs: GenerateInputs, name: str, rows) -> dict[str, Any]:
+    tokens = sum(len(r["tokens"]) for r in rows)
+    out = {"method": name, "generations": len(rows), "tokens_per_generation": tokens / len(rows),
+           "lm_calls_per_generation": float(np.mean([r["lm_calls"] for r in rows])),
+           "rm_calls_per_generation": float(np.mean([r["rm_calls"] for r in rows])),
+           "rm_calls_per_token": sum(r["rm_calls"] for r in rows) / max(tokens, 1),
+           "seconds_per_token": sum(r["seconds"] for r in rows) / max(tokens, 1)}
+    if "score" in rows[0]:
+        out["score_mean"], out["score_se"] = evaluate.mean_se([r["score"] for r in rows])
+    groups: dict[int, list] = {}
+    for r in rows:
+        groups.setdefault(r["prompt_index"], []).append(r["tokens"])
+    out["diversity_rouge_l"] = evaluate.diversity(groups.values())
+    if inputs.true_reward is not None and inputs.lm.kind == "markov":
+        s = inputs.settings
+        opt = [toy.optimum(task_from_files(inputs.lm, inputs.true_reward, len(p) + s.max_new), p, k=s.k)
+               for p in inputs.prompts]
+        out["optimum_mean"] = float(np.mean(opt))
+    return out
+
+
+def add_gap_fraction(summary: list[dict]) -> None:
+    """Fraction of the pi_ref-to-optimum gap each method closes (needs ref, a true reward and a Markov LM)."""
+    ref = next((m for m in summary if m["method"] == "ref"), None)
+    if ref is None or "optimum_mean" not in ref or "score_mean" not in ref:
+        return
+    gap = ref["optimum_mean"] - ref["score_mean"]
+    for m in summary:
+        m["gap_closed"] = (m["score_mean"] - ref["score_mean"]) / gap if gap > 0 else None

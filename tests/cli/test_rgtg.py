@@ -1,0 +1,161 @@
+"""rgtg-* commands: a small toy task end to end, exact call counts in the outputs, same seed same bytes, and
+the issue's bad-input cases (one line, exit 2 or 3, no run dir)."""
+
+import json
+
+import pytest
+import torch
+
+TOY = ["--vocab", "12", "--length", "8", "--pairs", "300", "--heldout", "60", "--prompts", "12"]
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    from click.testing import CliRunner
+
+    from paperkit_cli.main import cli
+
+    d = tmp_path_factory.mktemp("rgtg")
+    runner = CliRunner()
+    r = runner.invoke(cli, ["rgtg-toy", *TOY, "--run-dir", str(d / "task"), "-q"])
+    assert r.exit_code == 0, r.output
+    for loss, extra in (("farma", []), ("seq", []), ("cd-regress", ["--rollouts", str(d / "task" / "rollouts.jsonl")])):
+        r = runner.invoke(cli, ["rgtg-train-rm", "--lm", str(d / "task" / "lm.pt"), "--pairs", str(d / "task" / "pairs.jsonl"),
+                                "--heldout", str(d / "task" / "heldout.jsonl"), "--iters", "1", "--d-model", "16", "-j", "1", "--loss", loss, *extra,
+                                "--run-dir", str(d / loss), "-q"])
+        assert r.exit_code == 0, r.output
+    return d
+
+
+def test_toy_writes_task_files(task):
+    t = task / "task"
+    for f in ("lm.pt", "reward.json", "pairs.jsonl", "heldout.jsonl", "prefixes.jsonl", "rollouts.jsonl",
+              "prompts.jsonl", "manifest.json"):
+        assert (t / f).is_file(), f
+    row = json.loads((t / "pairs.jsonl").read_text().splitlines()[0])
+    assert set(row) == {"prompt", "chosen", "rejected"} and row["chosen"] != row["rejected"]
+    assert len((t / "prompts.jsonl").read_text().splitlines()) == 12
+
+
+def test_train_rm_outputs(task):
+    m = json.loads((task / "farma" / "metrics.json").read_text())
+    assert m["head"] == "token" and 0 <= m["pair_accuracy"] <= 1 and m["constraint_gap"] >= 0
+    assert json.loads((task / "seq" / "metrics.json").read_text())["head"] == "scalar"
+    for f in ("rm.pt", "loss.csv", "loss.png"):
+        assert (task / "farma" / f).is_file()
+    assert set((task / "farma" / "loss.csv").read_text().splitlines()[0].split(",")) == {"step", "iter", "phase", "loss"}
+
+
+def _generate(pk, task, run_dir, *extra):
+    t = task / "task"
+    return pk("rgtg-generate", "--lm", t / "lm.pt", "--rm", task / "farma" / "rm.pt", "--prompts", t / "prompts.jsonl",
+              "--scorer", t / "reward.json", "--max-new", "5", "--k", "5", "-j", "1", "--run-dir", run_dir, "-q", *extra)
+
+
+def test_generate_counts_calls_and_is_reproducible(pk, task, tmp_path):
+    methods = ["--method", "ref", "--method", "farma", "--method", f"cd={task / 'cd-regress' / 'rm.pt'}",
+               "--method", f"args={task / 'seq' / 'rm.pt'}", "--method", "pargs", "--method", "best-of-n", "--n", "3"]
+    for name in ("a", "b"):
+        r = _generate(pk, task, tmp_path / name, *methods)
+        assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "a" / "generations.jsonl").read_bytes().count(b"\n") == 6 * 12 * 2
+    rows = {m["method"]: m for m in json.loads((tmp_path / "a" / "summary.json").read_text())["methods"]}
+    assert [rows[m]["rm_calls_per_generation"] for m in ("ref", "farma", "cd", "args", "pargs", "best-of-n")] == \
+        [0, 5, 5, 25, 25, 3]
+    assert all(m["lm_calls_per_generation"] == 5 for n, m in rows.items() if n != "best-of-n")
+    assert rows["best-of-n"]["lm_calls_per_generation"] == 15
+    assert rows["ref"]["gap_closed"] == 0 and rows["farma"]["optimum_mean"] >= rows["farma"]["score_mean"]
+    gen = [json.loads(x) for x in (tmp_path / "a" / "generations.jsonl").read_text().splitlines()]
+    key = lambda g: (g["method"], g["prompt_index"], g["sample"], g["tokens"], g["score"])  # noqa: E731
+    assert [key(g) for g in gen] == [key(json.loads(x)) for x in (tmp_path / "b" / "generations.jsonl").read_text().splitlines()]
+    assert (tmp_path / "a" / "reward_vs_rm_calls.png").is_file()
+    assert len(r.stdout.splitlines()) == 6 and json.loads(r.stdout.splitlines()[1])["method"] == "farma"
+
+
+def test_farma_with_w0_equals_ref(pk, task, tmp_path):
+    r = _generate(pk, task, tmp_path / "g", "--method", "ref", "--method", "farma", "--w", "0", "--samples", "1")
+    assert r.exit_code == 0, r.stderr
+    gen = [json.loads(x) for x in (tmp_path / "g" / "generations.jsonl").read_text().splitlines()]
+    assert [g["tokens"] for g in gen if g["method"] == "ref"] == [g["tokens"] for g in gen if g["method"] == "farma"]
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture(scope="module")
+def bad(task, tmp_path_factory):
+    from paperkit.methods.rgtg import model, store
+
+    d = tmp_path_factory.mktemp("bad")
+    files = {
+        "no-prompt": _write(d / "noprompt.jsonl", [{"text": "t1 t2"}]),
+        "missing-rejected": _write(d / "norej.jsonl", [{"prompt": "t1", "chosen": "t2 t3"}]),
+        "identical": _write(d / "same.jsonl", [{"prompt": "t1", "chosen": "t2 t3", "rejected": "t2 t3"}]),
+        "unknown-token": _write(d / "unk.jsonl", [{"prompt": "t1 zzz"}]),
+        "empty": _write(d / "empty.jsonl", []),
+    }
+    (d / "foreign-pt").write_bytes(b"")
+    torch.save({"weights": torch.zeros(3)}, d / "foreign-pt")
+    files["foreign-pt"] = d / "foreign-pt"
+    (d / "notlm").mkdir()
+    (d / "notlm" / "config.json").write_text("{}")
+    files["not-a-causal-lm"] = d / "notlm"
+    other = model.TinyLM(13, d=8, layers=1, heads=2, max_len=64)
+    store.save_rm(d / "vocab13.pt", other, head="token", loss="farma", vocab=[f"t{i}" for i in range(13)], metrics={})
+    files["vocab-mismatch"] = d / "vocab13.pt"
+    return files
+
+
+def _check(r, run_dir, codes):
+    assert r.exit_code in codes, (r.exit_code, r.stderr)
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "error:" in lines[0] and "Traceback" not in r.stderr, r.stderr
+    assert not run_dir.exists()
+
+
+@pytest.mark.parametrize("case, args, code", [
+    ("no-prompt", ["--prompts", "{no-prompt}"], 3),
+    ("unknown token", ["--prompts", "{unknown-token}"], 3),
+    ("empty prompts", ["--prompts", "{empty}"], 3),
+    ("vocab mismatch", ["--rm", "{vocab-mismatch}"], 3),
+    ("foreign pt as RM", ["--rm", "{foreign-pt}"], 3),
+    ("foreign pt as LM", ["--lm", "{foreign-pt}"], 3),
+    ("dir not a causal LM", ["--lm", "{not-a-causal-lm}"], 3),
+    ("k < 1", ["--k", "0"], 2),
+    ("k > vocab", ["--k", "13"], 2),
+    ("w nan", ["--w", "nan"], 2),
+    ("w inf", ["--w", "inf"], 2),
+    ("max-new 0", ["--max-new", "0"], 2),
+    ("max-new over positions", ["--max-new", "100"], 2),
+    ("farma with a scalar RM", ["--rm", "{seq}", "--method", "farma"], 2),
+    ("unknown method", ["--method", "beam"], 2),
+])
+def test_generate_bad_input(pk, task, bad, tmp_path, case, args, code):
+    t = task / "task"
+    base = {"--lm": str(t / "lm.pt"), "--prompts": str(t / "prompts.jsonl"), "--rm": str(task / "farma" / "rm.pt")}
+    files = {**{k: str(v) for k, v in bad.items()}, "seq": str(task / "seq" / "rm.pt")}
+    given = [a.format(**files) if a.startswith("{") else a for a in args]
+    for opt in list(base):
+        if opt in given:
+            base.pop(opt)
+    argv = [x for kv in base.items() for x in kv] + given
+    _check(pk("rgtg-generate", *argv, "--run-dir", tmp_path / "run"), tmp_path / "run", {code})
+
+
+@pytest.mark.parametrize("case, pairs, extra, code", [
+    ("pair without rejected", "missing-rejected", [], 3),
+    ("identical chosen and rejected", "identical", [], 3),
+    ("cd-regress without rollouts", None, ["--loss", "cd-regress"], 2),
+    ("absurd RM size", None, ["--d-model", "4096", "--layers", "48"], 2),
+])
+def test_train_rm_bad_input(pk, task, bad, tmp_path, case, pairs, extra, code):
+    t = task / "task"
+    p = bad[pairs] if pairs else t / "pairs.jsonl"
+    _check(pk("rgtg-train-rm", "--lm", t / "lm.pt", "--pairs", p, *extra, "--run-dir", tmp_path / "run"),
+           tmp_path / "run", {code})
+
+
+def test_toy_bad_lengths(pk, tmp_path):
+    _check(pk("rgtg-toy", "--length", "6", "--min-len", "8", "--run-dir", tmp_path / "run"), tmp_path / "run", {2})
