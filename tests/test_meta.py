@@ -103,7 +103,8 @@ FORBIDDEN = {"--threads", "--n-threads", "--workers", "--num-workers", "--out", 
              "--output-dir", "--batch", "--model-dir", "--address", "--max-retries", "--n-jobs", "--gpu", "--cuda"}
 TORCH = {"kd-rank", "kd-rank-diag", "ferret-train", "ferret-recon", "ferret-server", "ferret-client", "ldsmc-train",
          "ldsmc-restore", "ldsmc-bench", "mm-prefill", "mm-prefill-search", "mm-prefill-bench", "cogmath-eval",
-         "gen-select-embed", "symeq-fit", "dcgnn-fit", "dcgnn-faith", "dcgnn-explain", "kgfm-motif", "kgfm-eval"}
+         "gen-select-embed", "symeq-fit", "dcgnn-fit", "dcgnn-faith", "dcgnn-explain", "kgfm-motif", "kgfm-eval",
+         "rgtg-train-rm", "rgtg-generate"}
 # Commands without --seed: they draw no random numbers, or must not be seeded (everything else takes --seed).
 DETERMINISTIC = {"papers", "completion", "man", "reproduce", "cogmath-report", "sr-apo-front", "sr-apo-compare",
                  "mvml-predict", "bandit-bound", "disempower-explain", "kd-rank-diag", "symeq-basis",
