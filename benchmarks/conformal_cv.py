@@ -166,6 +166,12 @@ def bench_pipeline(reps, model_name, n=5000, T=1000, K=10):
     print(f"{'  of which fold fits':<44}{fit:>10.3f}")
     print(f"{'  of which fold predictions':<44}{pred:>10.3f}")
     print(f"{'  of which exact sets (ours)':<44}{sets:>10.3f}   ({100 * sets / t_ours:.0f}% of our total)")
+    if model_name == "ridge":  # the exact full-conformal baseline (no refits): its own cost, for reference
+        from paperkit.methods.conformal.full import full_conformal
+
+        t_full, st = timed(lambda: full_conformal(model, X[:n], y[:n], X[n:], 0.1), 1)
+        print(f"{'full conformal (exact, ridge), alpha 0.1':<44}{t_full:>10.3f}   coverage "
+              f"{float(st.contains(y[n:]).mean()):.3f}, median length {float(np.median(st.length)):.3f}")
     return t_ours, t_mapie
 
 
