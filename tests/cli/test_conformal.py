@@ -480,3 +480,31 @@ def test_classification_coverage_and_saved_model(pk, tmp_path):
     r = pk("conformal-predict", "--model", tmp_path / "m.joblib", "--test", tmp_path / "te.csv", "-o", tmp_path / "b.jsonl")
     assert r.exit_code == 0, r.stderr
     assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "a.jsonl").read_bytes()
+
+
+# ------------------------------------------------------------------------------ full conformal (issue 27)
+def test_full_conformal_method(pk, data):
+    r = _run(pk, data, "--methods", "e-mod,full", "-o", data / "f.csv")
+    assert r.exit_code == 0, r.stderr
+    s = json.loads(r.stdout)["methods"]["full"]
+    assert s["guarantee"] == pytest.approx(0.9) and s["infinite_sets"] == 0 and s["coverage"] >= 0.8
+    t = read_table(data / "f.csv")
+    assert len(t) == 80 and set(t.column("method")) == {"e-mod", "full"}
+    # a model that is not a linear smoother: one line, exit 2; "all" leaves full out for it
+    r = _run(pk, data, "--methods", "full", "--model", "rf", "-o", data / "g.csv")
+    assert r.exit_code == 2 and "linear smoothers" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = pk("conformal-cv", "--train", data / "train.csv", "--test", data / "test.csv", "--target", "y",
+           "--model", "knn", "--methods", "all", "-o", data / "h.csv")
+    assert r.exit_code == 0, r.stderr
+    assert "full" not in json.loads(r.stdout)["methods"]
+
+
+def test_full_conformal_with_a_saved_model_and_minnorm_ols(pk, data):
+    model = data / "m.joblib"
+    r = _run(pk, data, "--methods", "full", "--save-model", model, "-o", data / "a.csv")
+    assert r.exit_code == 0, r.stderr
+    r2 = pk("conformal-predict", "--model", model, "--test", data / "test.csv", "-o", data / "b.csv")
+    assert r2.exit_code == 0, r2.stderr
+    assert (data / "a.csv").read_text() == (data / "b.csv").read_text()
+    r3 = _run(pk, data, "--methods", "full", "--model", "minnorm-ols", "-o", data / "c.csv")
+    assert r3.exit_code == 0, r3.stderr  # minnorm-ols used to fail in make_model's parameter check

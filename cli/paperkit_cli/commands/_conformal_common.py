@@ -8,9 +8,9 @@ import click
 from paperkit_cli import options
 
 METHODS = ("mod", "e-mod", "u-mod", "eu-mod", "cross", "e-cross", "u-cross", "eu-cross", "bonferroni",
-           "bonferroni-2a", "cvplus", "jackknife+", "split", "split-2a")
+           "bonferroni-2a", "cvplus", "jackknife+", "split", "split-2a", "full")
 SIM_METHODS = ("mod", "e-mod", "u-mod", "eu-mod", "cross", "e-cross", "u-cross", "eu-cross", "cvplus",
-               "jackknife+", "split", "split-2a")
+               "jackknife+", "split", "split-2a", "full")
 COMBINERS = ("mean", "e", "u", "eu", "min")
 
 n_folds_option = click.option("--n-folds", type=click.IntRange(min=2), default=5, show_default=True,

@@ -60,7 +60,8 @@ def cli(train, test_path, pvalues_path, summary_path, save_model_path, output, f
     Fits the model on K-1 folds K times (random folds from --seed), turns each fold's residuals into
     fold p-values and combines them: mod-cross (mean), e-mod (exchangeable running means), u-mod and
     eu-mod (randomised, one U per test row), Vovk's cross-conformal and its improved e/u/eu variants,
-    Bonferroni; baselines CV+, jackknife+ and split conformal. Sets are exact unions of intervals.
+    Bonferroni; baselines CV+, jackknife+, split conformal and full conformal (`full`: ridge or OLS refitted for
+    every candidate y, computed exactly from the residual paths). Sets are exact unions of intervals.
 
     Levels: --alpha is the paper's convention (mod-cross and the Vovk family guarantee 1 - 2 alpha,
     split 1 - alpha); --coverage 0.9 instead gives each method the alpha at which its own guarantee is

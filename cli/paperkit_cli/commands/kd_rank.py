@@ -30,7 +30,7 @@ _WEIGHT = options.FiniteFloat(0.0, 1e6)
 @click.option("--teacher-seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the teacher's initial weights and batch order (--teacher train).")
 @click.option("--base", "bases", type=options.ListOf(choices=BASES, unique=True), default="kd", show_default=True,
-              help="Base losses: kd, dkd, lskd, mlkd (instance + batch levels), none.")
+              help="Base losses: kd, dkd, lskd, mlkd (instance, batch and class levels), none.")
 @click.option("--rank-weight", type=_WEIGHT, default=1.0, show_default=True,
               help="γ of the rank-on students (rank-off students use 0); 0 trains only the bases.")
 @click.option("--rank-k", type=options.FiniteFloat(0.0, 1e4, min_open=True), default=1.0, show_default=True,

@@ -129,3 +129,57 @@ def test_membership_matches_fold_pvalues_at_the_observed_target():
     assert np.array_equal(sets["bonferroni"].contains(y), in_set(p.min(axis=1), 0.1 / 5))
     pooled = (1 + (p * 11 - 1).sum(axis=1)) / 51
     assert np.array_equal(sets["cross"].contains(y), in_set(pooled, 0.1))
+
+
+# sha256 of run_sweep's output on 24 seeded problems (all combiners, ties, scales, alpha 0.05-0.5),
+# computed with the full 2n-endpoint sweep before the tail-skipping kernel of issue 27.
+FULL_SWEEP_DIGEST = "4aa36124ba4e23856dc205c320ad7e640bb56a31a243e13ec4a66d8aa3f41fde"
+
+
+def _sweep_digest():
+    import hashlib
+
+    h = hashlib.sha256()
+    rng = np.random.default_rng(2027)
+    for case in range(24):
+        integer, scaled = case % 2 == 1, case % 3 == 0
+        sizes = rng.integers(2, 40, rng.integers(2, 7))
+        per = [rng.integers(0, 6, s).astype(float) if integer else rng.exponential(1.0, s) for s in sizes]
+        fs = FoldScores.from_folds(per)
+        T, K = 30, len(sizes)
+        mu = rng.integers(-2, 3, (T, K)).astype(float) if integer else rng.normal(0, 0.5, (T, K))
+        scale = rng.uniform(0.5, 2.0, (T, K)) if scaled else np.ones((T, K))
+        u = rng.random(T)
+        codes, levels = _codes_levels(fs.n, K, [0.05, 0.1, 0.25, 0.5][case % 4])
+        off, lo, hi = run_sweep(mu, scale, fs.scores, fs.fold_start, u, codes, levels)
+        h.update(off.tobytes())
+        for a, b in zip(lo, hi, strict=True):
+            h.update(a.tobytes())
+            h.update(b.tobytes())
+    return h.hexdigest()
+
+
+def test_sweep_output_is_unchanged_by_the_tail_skipping_kernel():
+    assert _sweep_digest() == FULL_SWEEP_DIGEST
+
+
+@pytest.mark.parametrize("integer,scaled", [(False, False), (True, False), (False, True), (True, True)])
+def test_tail_skipping_sweep_equals_the_full_sweep_bit_for_bit(integer, scaled):
+    from paperkit.methods.conformal.kernels import sweep_sets_full
+
+    rng = np.random.default_rng(41 + 2 * integer + scaled)
+    for trial in range(6):
+        sizes = tuple(int(s) for s in rng.integers(30, 120, rng.integers(2, 11)))
+        mu, scale, fs, u = _problem(rng, T=25, sizes=sizes, integer=integer, scaled=scaled)
+        mu = mu + rng.normal(0, 3.0) * (trial % 2)  # sets away from 0 too
+        for alpha in (0.05, 0.1, 0.3):
+            for methods in (COMB, ["e-mod"], ["bonferroni", "mod"]):
+                codes, levels = _codes_levels(fs.n, fs.n_folds, alpha, methods)
+                T, M, cap = len(mu), len(codes), 16
+                got = [np.zeros((T, M, cap)), np.zeros((T, M, cap)), np.empty((T, M), dtype=np.int64)]
+                ref = [np.zeros((T, M, cap)), np.zeros((T, M, cap)), np.empty((T, M), dtype=np.int64)]
+                sweep_sets_serial(mu, scale, fs.scores, fs.fold_start, u, codes, levels, cap, *got)
+                sweep_sets_full(mu, scale, fs.scores, fs.fold_start, u, codes, levels, cap, *ref)
+                assert np.array_equal(got[2], ref[2])
+                keep = np.arange(cap)[None, None, :] < got[2][:, :, None]
+                assert np.array_equal(got[0][keep], ref[0][keep]) and np.array_equal(got[1][keep], ref[1][keep])

@@ -122,3 +122,25 @@ def test_diagnostics_bad_input():
         decile_shares(s, t, 9)
     with pytest.raises(ConfigError):
         scale_sensitivity(t, s, (0.0,))
+
+
+def test_mlkd_has_its_class_level_term():
+    # issue 27: MLKD = instance + batch + class levels; the class level as the official cc_loss
+    import numpy as np
+
+    from paperkit.methods.kd_rank import DistillConfig, base_loss, mlkd_class_loss, mlkd_loss
+
+    g = torch.Generator().manual_seed(0)
+    s, t = torch.randn(16, 7, generator=g, dtype=torch.float64), torch.randn(16, 7, generator=g, dtype=torch.float64)
+    want = []
+    for T in (2.0, 3.0, 4.0, 5.0, 6.0):
+        ps = np.exp(s.numpy() / T)
+        ps /= ps.sum(1, keepdims=True)
+        pt = np.exp(t.numpy() / T)
+        pt /= pt.sum(1, keepdims=True)
+        want.append(np.sum((np.einsum("bi,bj->ij", ps, ps) - np.einsum("bi,bj->ij", pt, pt)) ** 2) / 7)
+    assert float(mlkd_class_loss(s, t)) == pytest.approx(np.mean(want), rel=1e-12)
+    assert float(mlkd_class_loss(t.clone(), t)) == 0.0
+    assert float(base_loss(DistillConfig(base="mlkd"), s, t, torch.zeros(16, dtype=torch.long))) == \
+        pytest.approx(float(mlkd_lite_loss(s, t)) + float(mlkd_class_loss(s, t)), rel=1e-12)
+    assert float(mlkd_loss(s, t)) > float(mlkd_lite_loss(s, t))

@@ -61,6 +61,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("jackknife+", "interval", None, None, "jackknife+ (Barber et al. 2021), n leave-one-out fits"),
     Method("split", "interval", None, None, "split conformal, 50/50, level alpha"),
     Method("split-2a", "interval", None, None, "split conformal, 50/50, level 2 alpha"),
+    Method("full", "interval", None, None, "full conformal (ridge/OLS refitted for every candidate y; exact)"),
 )}
 COMBINER_METHODS = tuple(n for n, m in METHODS.items() if m.kind == "combiner")
 DEFAULT_METHODS = ("mod", "e-mod", "u-mod", "eu-mod", "cross", "e-cross", "u-cross", "eu-cross", "cvplus", "split")
@@ -122,7 +123,7 @@ def guarantee(method: str, alpha: float, n: int, n_folds: int) -> float:
         # Barber et al. (2021), Theorem 4.
         "cvplus": 1 - 2 * alpha - min(2 * (1 - 1 / K) / (n / K + 1), (1 - K / n) / (K + 1)),
         "jackknife+": 1 - 2 * alpha,
-        "split": 1 - alpha, "split-2a": 1 - 2 * alpha,
+        "split": 1 - alpha, "split-2a": 1 - 2 * alpha, "full": 1 - alpha,
     }
     return float(table[method])
 

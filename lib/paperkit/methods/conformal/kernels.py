@@ -187,6 +187,203 @@ def _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, o
 
 
 @njit(cache=True, fastmath=False)
+def _left_before(t, k, y, mu, scale, scores, fold_start, sizes):
+    # how many of fold k's left endpoints (run 2k, ascending) lie strictly below y: a binary search
+    lo = 0
+    hi = int(sizes[k])
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _run_pos(2 * k, mid, t, mu, scale, scores, fold_start) < y:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, fastmath=False)
+def _sweep_one_tails(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, out_lo, out_hi, out_n):
+    """:func:`_sweep_one` with the monotone tails skipped; the same intervals, bit for bit.
+
+    Below ``min_k mu_k`` only left endpoints occur, so every count, hence every (monotone) combiner,
+    can only grow as y increases; above ``max_k mu_k`` it can only shrink. So the ascending sweep
+    stops once every method is inside the set in the left tail and jumps (one binary search per fold)
+    to the first endpoint at or above ``min mu``; it sweeps the middle ``[min mu, max mu]`` as before;
+    each set's right end in the right tail is found by a descending sweep from +inf that stops at the
+    first point inside. Only the endpoints outside the sets and those between the fold predictions
+    are visited (about 2 alpha n + the middle, instead of 2n). Unbounded sets (a zero count already
+    inside) and anything unexpected fall back to :func:`_sweep_one`.
+    """
+    K = mu.shape[1]
+    n = scores.shape[0]
+    M = codes.shape[0]
+    pk = np.empty(K)
+    for k in range(K):
+        pk[k] = 1.0 / (sizes[k] + 1.0)
+    seg = np.empty(M, dtype=np.bool_)
+    _evaluate(pk, n, 0.0, u[t], codes, levels, seg)
+    lo_mu = np.inf
+    hi_mu = -np.inf
+    for k in range(K):
+        if sizes[k] > 0:
+            lo_mu = min(lo_mu, mu[t, k])
+            hi_mu = max(hi_mu, mu[t, k])
+    unbounded = False
+    for j in range(M):
+        if seg[j]:
+            unbounded = True
+    if unbounded or not (np.isfinite(lo_mu) and np.isfinite(hi_mu)):
+        _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, out_lo, out_hi, out_n)
+        return
+    hpos = np.empty(2 * K)
+    hrun = np.empty(2 * K, dtype=np.int64)
+    ridx = np.zeros(2 * K, dtype=np.int64)
+    size = 0
+    for j in range(2 * K):
+        if sizes[j // 2] > 0:
+            hpos[size] = _run_pos(j, 0, t, mu, scale, scores, fold_start)
+            hrun[size] = j
+            size += 1
+    for i in range(size // 2 - 1, -1, -1):
+        _sift_down(hpos, hrun, size, i)
+    leaving = np.empty(n, dtype=np.int64)
+    counts = np.zeros(K)
+    sum_counts = 0.0
+    point = np.empty(M, dtype=np.bool_)
+    inside = np.zeros(M, dtype=np.bool_)
+    start = np.empty(M)
+    for j in range(M):
+        out_n[t, j] = 0
+    in_left = True
+    while size > 0 and hpos[0] <= hi_mu:
+        b = hpos[0]
+        has_enter = False
+        n_leave = 0
+        while size > 0 and hpos[0] == b:
+            j = hrun[0]
+            k = j // 2
+            if j % 2 == 0:
+                counts[k] += 1.0
+                pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
+                sum_counts += 1.0
+                has_enter = True
+            else:
+                leaving[n_leave] = k
+                n_leave += 1
+            ridx[j] += 1
+            if ridx[j] < sizes[k]:
+                hpos[0] = _run_pos(j, ridx[j], t, mu, scale, scores, fold_start)
+            else:
+                size -= 1
+                hpos[0] = hpos[size]
+                hrun[0] = hrun[size]
+            _sift_down(hpos, hrun, size, 0)
+        if has_enter:
+            _evaluate(pk, n, sum_counts, u[t], codes, levels, point)
+        else:
+            point[:] = seg
+        for j in range(M):
+            if point[j] and not inside[j]:
+                inside[j] = True
+                start[j] = b
+            elif inside[j] and not point[j]:
+                _emit(out_lo, out_hi, out_n, t, j, start[j], b, cap)
+                inside[j] = False
+        if n_leave > 0:
+            for r in range(n_leave):
+                k = leaving[r]
+                counts[k] -= 1.0
+                pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
+            sum_counts -= n_leave
+            _evaluate(pk, n, sum_counts, u[t], codes, levels, seg)
+        else:
+            seg[:] = point
+        for j in range(M):
+            if inside[j] and not seg[j]:
+                _emit(out_lo, out_hi, out_n, t, j, start[j], b, cap)
+                inside[j] = False
+            elif seg[j] and not inside[j]:
+                inside[j] = True
+                start[j] = b
+        if in_left:
+            if size == 0 or hpos[0] >= lo_mu:
+                in_left = False
+            else:
+                all_in = True
+                for j in range(M):
+                    if not inside[j]:
+                        all_in = False
+                if all_in:
+                    # every set stays in up to min mu: jump over the rest of the left tail
+                    in_left = False
+                    sum_counts = 0.0
+                    for k in range(K):
+                        c = _left_before(t, k, lo_mu, mu, scale, scores, fold_start, sizes)
+                        ridx[2 * k] = c
+                        counts[k] = c
+                        sum_counts += c
+                        pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
+                    size = 0
+                    for j in range(2 * K):
+                        if ridx[j] < sizes[j // 2]:
+                            hpos[size] = _run_pos(j, ridx[j], t, mu, scale, scores, fold_start)
+                            hrun[size] = j
+                            size += 1
+                    for i in range(size // 2 - 1, -1, -1):
+                        _sift_down(hpos, hrun, size, i)
+                    _evaluate(pk, n, sum_counts, u[t], codes, levels, seg)
+                    for j in range(M):
+                        if not seg[j]:  # cannot happen for monotone combiners; stay exact
+                            _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap,
+                                       out_lo, out_hi, out_n)
+                            return
+    need = 0
+    for j in range(M):
+        if inside[j]:
+            need += 1
+    if need == 0:
+        return
+    # right tail: the descending sweep of the right endpoints above max mu
+    size = 0
+    for k in range(K):
+        if sizes[k] > 0:
+            hpos[size] = -(mu[t, k] + scale[t, k] * scores[fold_start[k + 1] - 1])
+            hrun[size] = k
+            ridx[k] = 0
+            size += 1
+    for i in range(size // 2 - 1, -1, -1):
+        _sift_down(hpos, hrun, size, i)
+    for k in range(K):
+        counts[k] = 0.0
+        pk[k] = 1.0 / (sizes[k] + 1.0)
+    sum_counts = 0.0
+    while size > 0 and need > 0:
+        b = -hpos[0]
+        if b <= hi_mu:
+            break
+        while size > 0 and -hpos[0] == b:
+            k = hrun[0]
+            counts[k] += 1.0
+            pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
+            sum_counts += 1.0
+            ridx[k] += 1
+            if ridx[k] < sizes[k]:
+                hpos[0] = -(mu[t, k] + scale[t, k] * scores[fold_start[k + 1] - 1 - ridx[k]])
+            else:
+                size -= 1
+                hpos[0] = hpos[size]
+                hrun[0] = hrun[size]
+            _sift_down(hpos, hrun, size, 0)
+        _evaluate(pk, n, sum_counts, u[t], codes, levels, point)
+        for j in range(M):
+            if inside[j] and point[j]:
+                _emit(out_lo, out_hi, out_n, t, j, start[j], b, cap)
+                inside[j] = False
+                need -= 1
+    if need > 0:  # cannot happen (the first right-tail point has the inside segment's counts)
+        _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, out_lo, out_hi, out_n)
+
+
+@njit(cache=True, fastmath=False)
 def _fold_sizes(fold_start):
     K = fold_start.shape[0] - 1
     sizes = np.empty(K)
@@ -206,7 +403,7 @@ def sweep_sets(mu, scale, scores, fold_start, u, codes, levels, cap, out_lo, out
     """
     sizes = _fold_sizes(fold_start)
     for t in prange(mu.shape[0]):
-        _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, out_lo, out_hi, out_n)
+        _sweep_one_tails(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, out_lo, out_hi, out_n)
 
 
 @njit(cache=True, fastmath=False)
@@ -214,8 +411,17 @@ def sweep_sets_serial(mu, scale, scores, fold_start, u, codes, levels, cap, out_
     """:func:`sweep_sets` on one thread (few test points: no thread start-up cost)."""
     sizes = _fold_sizes(fold_start)
     for t in range(mu.shape[0]):
-        _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, out_lo, out_hi, out_n)
+        _sweep_one_tails(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, out_lo, out_hi, out_n)
 
+
+
+@njit(cache=True, fastmath=False)
+def sweep_sets_full(mu, scale, scores, fold_start, u, codes, levels, cap, out_lo, out_hi, out_n):
+    """The sweep over all 2n endpoints without skipping the tails (the kernel before issue 27),
+    kept to check that :func:`sweep_sets` returns the same intervals bit for bit."""
+    sizes = _fold_sizes(fold_start)
+    for t in range(mu.shape[0]):
+        _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, out_lo, out_hi, out_n)
 
 # Below this many (test points x scores) the serial kernel is used.
 PARALLEL_MIN_WORK = 200_000

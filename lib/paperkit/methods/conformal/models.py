@@ -29,6 +29,8 @@ class MinNormOLS(RegressorMixin, BaseEstimator):
     p > n (the minimum-norm interpolating solution).
     """
 
+    _parameter_constraints: dict = {"fit_intercept": ["boolean"]}  # for make_model's up-front check
+
     def __init__(self, fit_intercept: bool = False):
         self.fit_intercept = fit_intercept
 

@@ -50,6 +50,7 @@ from paperkit.methods.conformal.combiners import (
     parse_methods,
 )
 from paperkit.methods.conformal.encoding import FeatureEncoder, fit_encoder
+from paperkit.methods.conformal.full import full_conformal, linear_spec
 from paperkit.methods.conformal.models import DEFAULT_MODEL, check_params_at_fit, make_model, parse_params
 from paperkit.methods.conformal.regression import CrossConformalRegressor, cross_conformal_sets, fold_pvalues
 from paperkit.methods.conformal.sets import PredictionSets
@@ -188,12 +189,20 @@ def prepare_cv(settings: CvSettings, train: str | os.PathLike | Table, test: str
     else:
         methods = parse_methods(list(s.methods) if s.methods else list(DEFAULT_METHODS))
         if s.score == "normalized":
-            for m, what in (("jackknife+", "jackknife+"), ("split", "split"), ("split-2a", "split")):
+            for m, what in (("jackknife+", "jackknife+"), ("split", "split"), ("split-2a", "split"),
+                            ("full", "full conformal")):
                 if m in methods:
                     raise UsageError(f"{what} is implemented for the absolute score only; drop it or use "
                                      "--score absolute")
     jobs = _sklearn_jobs(s.jobs)
     estimator = make_model(model, parse_params(s.model_params), task=s.task, seed=s.seed, jobs=jobs)
+    if "full" in methods:
+        try:
+            linear_spec(estimator)
+        except UsageError:
+            if list(s.methods or []) != ["all"]:
+                raise
+            methods.remove("full")  # "all" means every method the model allows
     sigma = make_model(s.sigma_model, None, seed=s.seed, jobs=jobs) \
         if s.task == "regression" and s.score == "normalized" else None
     train_t = train if isinstance(train, Table) else read_table(train)
@@ -225,7 +234,7 @@ def execute_cv(inputs: CvInputs, *, progress: Callable[..., Any] | None = None, 
     keeps the training arrays in it (jackknife+ refits at predict time).
     """
     with check_params_at_fit(inputs.model, parse_params(inputs.settings.model_params)):
-        fitted = _fit(inputs, progress, keep_train or "jackknife+" in inputs.methods)
+        fitted = _fit(inputs, progress, keep_train or "jackknife+" in inputs.methods or "full" in inputs.methods)
         yt = _test_targets(inputs.test, inputs.settings.target, fitted) if inputs.has_y else None
         return predict_cv(fitted, inputs.X_test, yt, progress=progress, unseen=inputs.unseen)
 
@@ -343,6 +352,12 @@ def _regress(fitted: FittedCv, Xt: np.ndarray, yt: np.ndarray | None, methods: l
                              "refit with conformal-cv --methods ...,jackknife+ --save-model")
         X, y = fitted.train_xy
         sets["jackknife+"] = jackknife_plus(est._base(), X, y, Xt, alphas["jackknife+"], progress=progress)
+    if "full" in methods:
+        if fitted.train_xy is None:
+            raise UsageError("full conformal needs the training rows, which this model file does not hold; "
+                             "refit with conformal-cv --methods ...,full --save-model")
+        X, y = fitted.train_xy
+        sets["full"] = full_conformal(est._base(), X, y, Xt, alphas["full"])
     splits = [(m, alphas[m] * (2 if m == "split-2a" else 1)) for m in ("split", "split-2a") if m in methods]
     if splits:
         if fitted.split is None:
@@ -491,7 +506,7 @@ def prepare_predict(settings: PredictSettings, model: str | os.PathLike, test: s
     allowed = CLASS_METHODS if fitted.task == "classification" else tuple(METHODS)
     methods = parse_methods(list(s.methods), allowed=allowed) if s.methods else list(fitted.methods)
     if fitted.score == "normalized":
-        bad = [m for m in methods if m in ("jackknife+", "split", "split-2a")]
+        bad = [m for m in methods if m in ("jackknife+", "split", "split-2a", "full")]
         if bad:
             raise UsageError(f"{', '.join(bad)} is implemented for the absolute score only")
     test_t = test if isinstance(test, Table) else read_table(test)

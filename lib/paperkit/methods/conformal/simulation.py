@@ -19,11 +19,13 @@ from paperkit.core.errors import UsageError
 from paperkit.datasets.splits import kfold_indices
 from paperkit.methods.conformal.baselines import cv_plus, kth_smallest, upper_rank
 from paperkit.methods.conformal.combiners import METHODS, check_alpha, guarantee, parse_methods
+from paperkit.methods.conformal.full import full_conformal
+from paperkit.methods.conformal.models import MinNormOLS
 from paperkit.methods.conformal.regression import FoldScores, cross_conformal_sets
 from paperkit.methods.conformal.sets import PredictionSets
 
 SIM_METHODS = ("mod", "e-mod", "u-mod", "eu-mod", "cross", "e-cross", "u-cross", "eu-cross", "cvplus",
-               "jackknife+", "split", "split-2a")
+               "jackknife+", "split", "split-2a", "full")
 
 
 def barber_data(n: int, p: int, rng: np.random.Generator, *, radius: float = np.sqrt(10.0)) -> tuple[np.ndarray, np.ndarray]:
@@ -77,6 +79,8 @@ def one_repetition(X: np.ndarray, y: np.ndarray, X_test: np.ndarray, n_folds: in
         betas = loo_min_norm_ols(X, y)
         loo = np.abs(y - np.einsum("ip,ip->i", X, betas))
         out["jackknife+"] = cv_plus(X_test @ betas.T, np.ones((len(X_test), n)), loo, np.arange(n + 1), alpha)
+    if "full" in methods:  # the paper's full-conformal baseline, min-norm OLS refitted for every candidate y
+        out["full"] = full_conformal(MinNormOLS(), X, y, X_test, alpha)
     wanted = [a for m, a in (("split", alpha), ("split-2a", 2 * alpha)) if m in methods]
     if wanted:
         perm = rng.permutation(n)

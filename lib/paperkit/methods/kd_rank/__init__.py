@@ -18,7 +18,9 @@ from paperkit.methods.kd_rank.bases import (
     dkd_loss,
     kd_loss,
     lskd_loss,
+    mlkd_class_loss,
     mlkd_lite_loss,
+    mlkd_loss,
 )
 from paperkit.methods.kd_rank.data import DistillData, digits, from_npy_dir, load_data, synth100
 from paperkit.methods.kd_rank.diagnostics import (
@@ -59,7 +61,7 @@ __all__ = [
     "StudentRun", "Teacher", "TrainSettings", "base_loss", "check_logit_pair", "chunk_rows", "decile_shares",
     "digits", "distill_loss", "dkd_loss", "evaluate", "from_npy_dir", "gradient_share", "gradient_share_figure",
     "kd_loss", "kendall_rank_loss", "kendall_tau", "load_data", "load_teacher", "loss_gradients",
-    "low_half_share", "lskd_loss", "make_mlp", "mlkd_lite_loss", "pairwise_soft_tau", "parse_hidden",
+    "low_half_share", "lskd_loss", "make_mlp", "mlkd_class_loss", "mlkd_lite_loss", "mlkd_loss", "pairwise_soft_tau", "parse_hidden",
     "predict_logits", "scale_sensitivity", "standardize", "synth100", "topk_accuracy", "train_student",
     "train_teacher",
 ]

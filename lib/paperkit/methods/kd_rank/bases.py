@@ -5,9 +5,13 @@
   non-target part (NCKD, KL among the other classes); loss = α·TCKD + β·NCKD, ×T², with a linear
   warm-up of its weight over the first epochs.
 * LSKD (Sun et al. 2024): KD on per-sample z-scored logits (logit standardisation before the softmax).
-* MLKD-lite (after Jin et al. 2023): instance-level KD averaged over several temperatures, plus the
-  batch-level alignment of the B×B prediction-similarity (Gram) matrices. The class-level term and the
-  strong augmentation of the full method are not included.
+* MLKD (Jin et al. 2023, multi-level logit distillation): instance-level KD averaged over several
+  temperatures, the batch-level alignment of the B×B prediction-similarity (Gram) matrices
+  ``||P_s P_sᵀ − P_t P_tᵀ||² / B`` and the class-level alignment of the C×C class-correlation matrices
+  ``||P_sᵀ P_s − P_tᵀ P_t||² / C`` (as the official ``bc_loss``/``cc_loss``), each averaged over the
+  temperatures. The strong augmentation and confidence masking of the full method are not included (the
+  synthetic features have no image augmentation); ``mlkd_lite_loss`` is the earlier instance + batch
+  version.
 
 Total loss: α·CE + β·L_base + γ·L_rank (§3.4). Every weight is kept in :class:`DistillConfig` so runs
 record them next to their results.
@@ -71,6 +75,23 @@ def mlkd_lite_loss(student: torch.Tensor, teacher: torch.Tensor,
     return instance + torch.stack(batch).mean()
 
 
+def mlkd_class_loss(student: torch.Tensor, teacher: torch.Tensor,
+                    temperatures: tuple[float, ...] = MLKD_TEMPERATURES) -> torch.Tensor:
+    """MLKD's class level: ``||P_sᵀP_s − P_tᵀP_t||²_F / C`` (C×C class correlations), mean over temperatures."""
+    out = []
+    for t in temperatures:
+        ps = F.softmax(student / t, dim=1)
+        pt = F.softmax(teacher / t, dim=1)
+        out.append(((ps.T @ ps - pt.T @ pt) ** 2).sum() / ps.shape[1])
+    return torch.stack(out).mean()
+
+
+def mlkd_loss(student: torch.Tensor, teacher: torch.Tensor,
+              temperatures: tuple[float, ...] = MLKD_TEMPERATURES) -> torch.Tensor:
+    """Instance + batch + class levels (the ``mlkd`` base)."""
+    return mlkd_lite_loss(student, teacher, temperatures) + mlkd_class_loss(student, teacher, temperatures)
+
+
 @dataclass
 class DistillConfig:
     """Everything that defines the student's loss; recorded next to every result."""
@@ -129,7 +150,7 @@ def base_loss(cfg: DistillConfig, student: torch.Tensor, teacher: torch.Tensor, 
     if cfg.base == "lskd":
         return lskd_loss(student, teacher, cfg.temperature)
     if cfg.base == "mlkd":
-        return mlkd_lite_loss(student, teacher)
+        return mlkd_loss(student, teacher)
     return student.new_zeros(())
 
 
