@@ -19,7 +19,7 @@ import torch
 
 from paperkit.methods.mm_prefill import index as sparse_index
 from paperkit.methods.mm_prefill import search, synthetic
-from paperkit.methods.mm_prefill.attention import dense_attention, recall_from_lse, sparse_prefill_torch
+from paperkit.methods.mm_prefill.attention import dense_attention, sparse_prefill_torch
 
 
 def recall_rows(q, k, v, head_index, dense_lse, bs):
