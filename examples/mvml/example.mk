@@ -11,3 +11,11 @@ mvml/out/%/metrics.json: mvml/configs/%.yaml
 
 mvml/out/table.csv mvml/out/average_precision.png &: $(foreach s,$(MVML_SETS),mvml/out/$(s)/metrics.json)
 	$(PYTHON) mvml/summarize.py mvml/out/table.csv mvml/out/average_precision.png $(foreach s,$(MVML_SETS),mvml/out/$(s))
+
+# The same three sets with λ, δ chosen by mvml-fit --select (inner 3-fold CV of every training part);
+# not part of `make mvml` (about 3 times its cost): `make -C examples mvml-select`.
+MVML_SELECT_SETS := $(foreach s,$(MVML_SETS),$(s)-select)
+mvml-select: mvml/out/table-select.csv
+
+mvml/out/table-select.csv mvml/out/average_precision-select.png &: $(foreach s,$(MVML_SELECT_SETS),mvml/out/$(s)/metrics.json)
+	$(PYTHON) mvml/summarize.py mvml/out/table-select.csv mvml/out/average_precision-select.png $(foreach s,$(MVML_SELECT_SETS),mvml/out/$(s))

@@ -218,17 +218,53 @@ def test_search_resumes_through_its_run_dir(pk, tmp_path):
     base = ("mm-prefill-search", "--synthetic", spec, "--block-size", "32", "--density", "0.3",
             "--candidates", "a_shape,vs", "--run-dir", d, "-q")
     assert pk(*base, "-o", tmp_path / "a.json").exit_code == 0
-    assert sorted(p.name for p in (d / "checkpoints").iterdir()) == ["layer_0000.json", "layer_0001.json"]
+    heads = read_json(tmp_path / "a.json")["heads"]
+    assert sorted(p.name for p in (d / "checkpoints").iterdir()) == [
+        f"layer_{la:04d}_head_{h:04d}.json" for la in range(2) for h in range(heads)]
     (d / "manifest.json").unlink()
-    (d / "checkpoints/layer_0001.json").unlink()
-    first = (d / "checkpoints/layer_0000.json").stat().st_mtime_ns
+    for h in range(heads):
+        (d / f"checkpoints/layer_0001_head_{h:04d}.json").unlink()
+    first = (d / "checkpoints/layer_0000_head_0000.json").stat().st_mtime_ns
     r = pk(*base, "--resume", "-o", tmp_path / "b.json")
     assert r.exit_code == 0, r.stderr
-    assert (d / "checkpoints/layer_0000.json").stat().st_mtime_ns == first
+    assert (d / "checkpoints/layer_0000_head_0000.json").stat().st_mtime_ns == first
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
     assert set(read_json(tmp_path / "b.json")["layers"]) == {"0", "1"}
     r = pk("mm-prefill-search", "--synthetic", spec, "--resume")
     assert r.exit_code == 2 and "--run-dir" in r.stderr
+
+
+def test_search_interrupted_inside_a_layer_resumes_to_the_same_bytes(pk, tmp_path, monkeypatch):
+    """A search stopped by an error in the middle of a layer keeps a checkpoint per finished head; --resume
+    computes only the heads still missing and writes the same bytes as an uninterrupted search."""
+    from paperkit.methods.mm_prefill import search
+
+    spec = tmp_path / "two.yaml"
+    spec.write_text(TWO_LAYERS)
+    base = ("mm-prefill-search", "--synthetic", spec, "--block-size", "32", "--density", "0.3",
+            "--candidates", "a_shape,vs", "-q")
+    assert pk(*base, "--run-dir", tmp_path / "whole", "-o", tmp_path / "whole.json").exit_code == 0
+    heads = read_json(tmp_path / "whole.json")["heads"]
+    real, calls, stop = search.search_head, [], [True]
+
+    def stops_at_the_second_head(*args, **kwargs):
+        calls.append(kwargs["seed"])
+        if len(calls) == 2 and stop[0]:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search, "search_head", stops_at_the_second_head)
+    d = tmp_path / "cut"
+    r = pk(*base, "--run-dir", d, "-o", tmp_path / "cut.json")
+    assert r.exit_code != 0 and not (tmp_path / "cut.json").exists()
+    done = sorted(p.name for p in (d / "checkpoints").iterdir())
+    assert done == ["layer_0000_head_0000.json"] and heads >= 2  # stopped inside layer 0
+    calls.clear()
+    stop[0] = False
+    r = pk(*base, "--run-dir", d, "-o", tmp_path / "cut.json", "--resume")
+    assert r.exit_code == 0, r.stderr
+    assert len(calls) == 2 * heads - 1  # only the missing heads were searched
+    assert (tmp_path / "cut.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
 
 
 def broken_inputs(tmp_path):

@@ -329,3 +329,36 @@ def test_calibrate_gives_probabilities_in_the_model_and_predictions(syn, tmp_pat
               "--run-dir", tmp_path / "b", "-q").exit_code == 0
     r = pk("mvml-predict", "--model", tmp_path / "b" / "model.npz", "--views", _views(syn), "--what", "probabilities")
     assert r.exit_code == 2 and "not calibrated" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_select_chooses_by_inner_cv_and_reports_it(syn, tmp_path, pk):
+    """--select: λ, δ (and m) chosen by inner CV of the training data — of all of it for the saved model,
+    of each --cv split's training part for the split — written to metrics.json, the summary and the
+    manifest; the saved model carries the chosen values; --resume keeps the selection stage."""
+    args = ["--views", _views(syn), "--labels", syn / "labels.npy", "--m", "6", "--max-iter", "10", "--cv", "1",
+            "--select", "--select-folds", "2", "--grid-lam", "0.1,10", "--grid-delta", "1", "--grid-m", "4,6"]
+    r = pk("mvml-fit", *args, "--run-dir", tmp_path / "s")
+    assert r.exit_code == 0, r.stderr
+    report = json.loads((tmp_path / "s" / "metrics.json").read_text())
+    sel = report["select"]
+    assert sel["grid"] == {"lam": [0.1, 10.0], "delta": [1.0], "m": [4, 6]} and sel["folds"] == 2
+    assert len(sel["inner_cv"]) == 4 and all(len(row["scores"]) == 2 for row in sel["inner_cv"])
+    best = max(sel["inner_cv"], key=lambda row: row["mean"])
+    assert sel["chosen"] == {k: best[k] for k in ("lam", "delta", "m")}
+    assert json.loads(r.stdout)["selected"] == sel["chosen"]
+    assert set(report["cv"]["selected"][0]["chosen"]) == {"lam", "delta", "m"}
+    manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
+    assert manifest["extra"]["select"]["chosen"] == sel["chosen"]
+    assert "chosen" in r.stderr and "inner 2-fold CV" in r.stderr
+    from paperkit.core import io
+    from paperkit.methods.mvml import TMvML
+
+    model = TMvML.from_arrays(io.read_arrays(tmp_path / "s" / "model.npz"))
+    assert (model.lam, model.m) == (sel["chosen"]["lam"], sel["chosen"]["m"])
+    assert (tmp_path / "s" / "checkpoints" / "select.json").exists()
+
+
+def test_select_refuses_a_grid_with_nothing_to_choose(syn, tmp_path, pk):
+    r = pk("mvml-fit", "--views", _views(syn), "--labels", syn / "labels.npy", "--penalty", "none", "--select",
+           "--run-dir", tmp_path / "n")
+    assert r.exit_code == 2 and "nothing to choose" in r.stderr

@@ -28,9 +28,9 @@ SETTINGS = "paperkit.methods.mm_prefill.run:MmPrefillSearchSettings"
 @click.option("--manifest", "manifest_path", default=None, metavar="PATH",
               help="Where to write the manifest [default: beside the output].")
 @click.option("--run-dir", default=None, type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="Keep a checkpoint per finished layer here (with config.yaml and manifest.json), so that "
+              help="Keep a checkpoint per finished (layer, head) here (with config.yaml and manifest.json), so that "
                    "--resume continues an interrupted search [default: no checkpoints].")
-@click.option("--resume", is_flag=True, help="Continue an unfinished search from the layers in --run-dir.")
+@click.option("--resume", is_flag=True, help="Continue an unfinished search from the heads checkpointed in --run-dir.")
 @click.option("--force", is_flag=True, help="Start over in a --run-dir that holds a finished or unfinished search.")
 def cli(qkv_path, synthetic, output, manifest_path, run_dir, resume, force, **_):
     """Offline, kernel-aware per-head pattern search (MMInference, Li et al. ICML 2025).
@@ -42,7 +42,8 @@ def cli(qkv_path, synthetic, output, manifest_path, run_dir, resume, force, **_)
     score, density, every candidate's score and the grid estimate; mm-prefill --patterns reads it back.
     Boundary candidates need a modality array (skipped without one; an error if they are all that was
     asked for). Runs whose estimated memory exceeds --max-memory-gb are refused before loading. With
-    --run-dir each finished layer is checkpointed and --resume continues after the last one. A per-head
+    --run-dir each finished (layer, head) is checkpointed and --resume searches only the missing heads, giving
+    the same bytes as an uninterrupted search. A per-head
     summary goes to stderr. Layers and heads are numbered from 0. When even the smallest index of a head
     (whole diagonal tiles, sinks, local window) is above --density, it is used and a warning gives the
     achieved density and why (a smaller --block-size lowers that floor, about block-size/N).

@@ -67,6 +67,23 @@ Finite = options.FiniteFloat
 @click.option("--calibrate", is_flag=True, default=False,
               help="Also map TMvML's scores to probabilities: Platt sigmoids per label, fitted on 30% of the "
                    "training data held out from a second fit; saved in model.npz, probabilities.npy written.")
+@click.option("--select", is_flag=True, default=False,
+              help="Choose λ and δ (and m, γ with --grid-m / --grid-gamma) by inner K-fold cross-validation of the "
+                   "training data (nested inside every --cv split); the chosen values and the inner-CV scores go "
+                   "to metrics.json ('select', 'cv.selected'), the summary and the manifest. --lam, --delta, --m, "
+                   "--gamma then only set what is not searched.")
+@click.option("--select-folds", type=click.IntRange(min=2), default=3, show_default=True,
+              help="Inner cross-validation folds of --select.")
+@click.option("--select-metric", type=click.Choice(list(METRICS)), default="average_precision", show_default=True,
+              help="What --select maximises (minimises for ranking_loss, one_error, coverage, hamming_loss).")
+@click.option("--grid-lam", type=options.ListOf(Finite(min=0.0, min_open=True)), default="0.1,1,10",
+              show_default=True, metavar="L1,L2,...", help="λ values tried by --select.")
+@click.option("--grid-delta", type=options.ListOf(Finite(min=0.0, min_open=True)), default="1,10",
+              show_default=True, metavar="D1,D2,...", help="δ values tried by --select (penalty ltr).")
+@click.option("--grid-m", type=options.ListOf(click.IntRange(min=1)), default=None, metavar="M1,M2,...",
+              help="Also try these widths m with --select [default: --m only].")
+@click.option("--grid-gamma", type=options.ListOf(Finite(min=0.0)), default=None, metavar="G1,G2,...",
+              help="Also try these ridge weights γ with --select [default: --gamma only].")
 @options.jobs_option
 @options.seed_option
 @options.run_dir_options
@@ -109,10 +126,24 @@ def cli(views, labels, label_names, test_views, test_labels, run_dir, resume, fo
                          label_names=label_names)
     run = runtime.start_run(run_dir, resume=resume, force=force)
     result = execute_fit(inputs, run)
+    sel = result.report.get("select")
+    if sel:
+        keys = list(sel["grid"])
+        rows = [{**{k: f"{r[k]:g}" for k in keys}, "mean": f"{r['mean']:.4f}", "std": f"{r['std']:.4f}"}
+                for r in sel["inner_cv"]]
+        chosen = ", ".join(f"{k} = {v:g}" for k, v in sel["chosen"].items())
+        options.report_table(rows, [(k, k, "") for k in keys] + [("mean", "mean", ""), ("std", "std", "")],
+                             title=f"--select, inner {sel['folds']}-fold CV {sel['metric']} on the training data; "
+                                   f"chosen {chosen}:")
     for title, table in result.tables:
         rows = [{"method": method, **{k: _cell(v[k]) for k in METRICS}} for method, v in table.items()]
         options.report_table(rows, [("method", "method", "")] + [(k, k, "") for k in METRICS], title=title)
-    runtime.write_manifest(inputs=inputs.files, run_dir=run.path, seed=s.seed)
+    extra = None
+    if sel or "selected" in result.report.get("cv", {}):
+        extra = {"select": {"chosen": sel["chosen"] if sel else None, "metric": s.select_metric,
+                            "folds": s.select_folds, "inner_cv": sel["inner_cv"] if sel else None,
+                            "cv_chosen": [r["chosen"] for r in result.report.get("cv", {}).get("selected", [])]}}
+    runtime.write_manifest(inputs=inputs.files, run_dir=run.path, seed=s.seed, extra=extra)
     options.echo_data(json.dumps(result.summary))
 
 

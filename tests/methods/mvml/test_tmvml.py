@@ -141,6 +141,39 @@ def test_select_params_is_a_grid_search_on_an_inner_split():
         run.select_params(base, d.views, d.Y, {"lam": []})
 
 
+def test_select_cv_picks_the_grid_point_a_brute_force_loop_picks():
+    """--select's inner cross-validation (run.select_cv) = every grid point fitted on K − 1 shuffled KFold
+    folds and scored on the held-out fold, best mean (lowest for a loss; the first in grid order on
+    ties); checked against the same search written out here with plain loops."""
+    from sklearn.model_selection import KFold
+
+    d = data.planted(np.random.default_rng(2), n=120, m=6, n_views=2, n_labels=4, rank=1)
+    base = TMvML(map="none", max_iter=40)
+    grid = {"lam": [0.01, 1.0], "delta": [0.3, 3.0]}
+    folds = list(KFold(n_splits=3, shuffle=True, random_state=7).split(np.arange(len(d.Y))))
+    brute = []
+    for lam in grid["lam"]:
+        for delta in grid["delta"]:
+            per_fold = []
+            for tr, va in folds:
+                fitted = replace(base, lam=lam, delta=delta).fit([X[tr] for X in d.views], d.Y[tr])
+                per_fold.append(evaluate(d.Y[va], fitted.decision_function([X[va] for X in d.views])))
+            brute.append(({"lam": lam, "delta": delta}, per_fold))
+    for metric, better in (("average_precision", max), ("ranking_loss", min)):
+        means = [np.mean([f[metric] for f in per_fold]) for _, per_fold in brute]
+        want = brute[means.index(better(means))][0]
+        chosen, rows = run.select_cv(base, d.views, d.Y, grid, folds=3, seed=7, metric=metric)
+        assert chosen == want
+        np.testing.assert_allclose([r["mean"] for r in rows], means, rtol=0, atol=1e-12)
+        assert [len(r["scores"]) for r in rows] == [3] * 4
+    ap = [np.mean([f["average_precision"] for f in per_fold]) for _, per_fold in brute]
+    assert len({round(m, 9) for m in ap}) == 4  # the choice is not a tie
+    with pytest.raises(UsageError, match="folds"):
+        run.select_cv(base, d.views, d.Y, grid, folds=1)
+    with pytest.raises(UsageError, match="too few"):
+        run.select_cv(base, [X[:5] for X in d.views], d.Y[:5], grid, folds=3)
+
+
 def test_predict_and_roundtrip():
     d = data.synthetic(np.random.default_rng(1), n=200, n_labels=4)
     model = TMvML(m=16, max_iter=30).fit(d.views, d.Y)

@@ -461,10 +461,13 @@ def prepare_mm_prefill_search(s: MmPrefillSearchSettings, *, qkv_path: str | Non
 
 def execute_mm_prefill_search(inputs: MmPrefillSearchInputs, run: Any = None,
                               progress: Callable[..., Any] = default_progress) -> dict[str, Any]:
-    """The patterns document. Each layer is a stage (``layer_<l>``, JSON) when ``run`` is a run dir, so an
-    interrupted search resumes after its last finished layer; ``run=None`` keeps no checkpoints."""
+    """The patterns document. Each (layer, head) is a stage (``layer_<l>_head_<h>``, JSON) when ``run`` is a
+    run dir, so an interrupted search resumes after its last finished head, with the same result as an
+    uninterrupted one (head h of layer l samples its query blocks from ``seed + 1000 l + h`` whatever
+    else was computed); ``run=None`` keeps no checkpoints."""
     from paperkit.core.seeding import seed_everything
-    from paperkit.methods.mm_prefill.search import patterns_document, search_layer
+    from paperkit.methods.mm_prefill import search as _search
+    from paperkit.methods.mm_prefill.search import patterns_document
 
     s, x = inputs.settings, inputs.sample
     run = run if run is not None else Uncached()
@@ -473,18 +476,17 @@ def execute_mm_prefill_search(inputs: MmPrefillSearchInputs, run: Any = None,
     layers = []
     with progress(total=L * H, desc="mm-prefill-search", unit="head") as bar:
         for layer in range(L):
-            computed = []
+            row = {}
+            for h in range(H):
+                def compute(layer: int = layer, h: int = h) -> dict[str, Any]:
+                    return _search.search_head(x.q[layer, h], x.k[layer, h], x.v[layer, h], density=s.density,
+                                               block_size=int(s.block_size), patterns=tuple(s.candidates),
+                                               modality=x.modality, sample_blocks=s.sample_blocks or None,
+                                               seed=s.seed + 1000 * layer + h)
 
-            def compute(layer: int = layer, computed: list = computed) -> dict[str, Any]:
-                computed.append(layer)
-                return search_layer(x.q[layer], x.k[layer], x.v[layer], layer=layer, density=s.density,
-                                    block_size=int(s.block_size), patterns=tuple(s.candidates), modality=x.modality,
-                                    sample_blocks=s.sample_blocks or None, seed=s.seed,
-                                    on_head=lambda: bar.update(1))
-
-            layers.append(run.cached(f"layer_{layer:04d}", compute, fmt="json"))
-            if not computed:
-                bar.update(H)  # loaded from its checkpoint
+                row[str(h)] = run.cached(f"layer_{layer:04d}_head_{h:04d}", compute, fmt="json")
+                bar.update(1)
+            layers.append(row)
     doc = patterns_document(layers, heads=H, tokens=n, density=s.density, block_size=int(s.block_size))
     if x.planted:
         doc["planted"] = x.planted

@@ -130,11 +130,19 @@ def _fit_and_score(model: TMvML, methods: list[str], train: list[np.ndarray], Yt
 
 
 def run_split(model: TMvML, views: list[np.ndarray], Y: np.ndarray, split_seed: int, *, methods: list[str],
-              test_fraction: float = 0.3, lam_tnn: float | None = None) -> dict[str, dict[str, float]]:
-    """Metrics of every method on one random split."""
+              test_fraction: float = 0.3, lam_tnn: float | None = None, select: Selection | None = None,
+              selected: dict[str, Any] | None = None) -> dict[str, dict[str, float]]:
+    """Metrics of every method on one random split. With ``select`` the hyperparameters are first chosen by
+    inner cross-validation of the split's *training* part (nested; the test part is never seen) and the
+    record of that choice is put into ``selected``."""
     rng = np.random.default_rng(int(split_seed))
     tr, te = train_test_indices(len(Y), test_fraction, rng)
     m = replace(model, seed=int(split_seed) % (2**31))
+    if select is not None:
+        record = select.run(m, [X[tr] for X in views], Y[tr], seed=int(split_seed))
+        m = replace(m, **record["chosen"])
+        if selected is not None:
+            selected.update(record)
     _, scores = fit_and_score(m, methods, [X[tr] for X in views], Y[tr], [X[te] for X in views],
                               lam_tnn=lam_tnn, seed=int(split_seed) % (2**31))
     return {name: evaluate(Y[te], F, model.threshold) for name, F in scores.items()}
@@ -170,15 +178,7 @@ def select_params(model: TMvML, views: list[np.ndarray], Y: np.ndarray, grid: di
     rest and scored by ``metric`` on the held-out part. Returns the best combination (the first in grid
     order on ties) and one row per grid point (the values and the validation score).
     """
-    names = {f.name for f in fields(TMvML)}
-    bad = [k for k in grid if k not in names]
-    if bad or not grid:
-        raise UsageError(f"grid names {', '.join(bad) or 'nothing'}; expected some of the TMvML parameters")
-    empty = [k for k, v in grid.items() if len(v) == 0]
-    if empty:
-        raise UsageError(f"grid has no values for {', '.join(empty)}; expected at least one each")
-    if metric not in METRICS:
-        raise UsageError(f"metric = {metric!r} is unknown; expected one of {', '.join(METRICS)}")
+    _check_grid(grid, metric)
     tr, va = train_test_indices(len(Y), val_fraction, np.random.default_rng(int(seed)))
     train, val = [X[tr] for X in views], [X[va] for X in views]
     sign = -1.0 if metric in LOWER_IS_BETTER else 1.0
@@ -192,6 +192,80 @@ def select_params(model: TMvML, views: list[np.ndarray], Y: np.ndarray, grid: di
         if best is None or sign * score > sign * best[0]:
             best = (score, point)
     return best[1], rows  # type: ignore[index]
+
+
+# The default grid of mvml-fit --select (λ, δ); --grid-m / --grid-gamma add the width and the ridge weight.
+SELECT_GRID: dict[str, tuple[float, ...]] = {"lam": (0.1, 1.0, 10.0), "delta": (1.0, 10.0)}
+SELECT_FOLDS = 3
+
+
+def _check_grid(grid: dict[str, Sequence[float]], metric: str) -> None:
+    names = {f.name for f in fields(TMvML)}
+    bad = [k for k in grid if k not in names]
+    if bad or not grid:
+        raise UsageError(f"grid names {', '.join(bad) or 'nothing'}; expected some of the TMvML parameters")
+    empty = [k for k, v in grid.items() if len(v) == 0]
+    if empty:
+        raise UsageError(f"grid has no values for {', '.join(empty)}; expected at least one each")
+    if metric not in METRICS:
+        raise UsageError(f"metric = {metric!r} is unknown; expected one of {', '.join(METRICS)}")
+
+
+def inner_folds(n: int, folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (train, validation) row indices of the inner cross-validation: scikit-learn's KFold, shuffled
+    with ``seed``."""
+    from sklearn.model_selection import KFold
+
+    if folds < 2:
+        raise UsageError(f"inner folds = {folds}; expected at least 2")
+    if n < 2 * folds:
+        raise UsageError(f"{n} training samples are too few for {folds} inner folds; expected at least {2 * folds}")
+    return list(KFold(n_splits=int(folds), shuffle=True, random_state=int(seed) % (2**32)).split(np.arange(n)))
+
+
+def select_cv(model: TMvML, views: list[np.ndarray], Y: np.ndarray, grid: dict[str, Sequence[float]], *,
+              folds: int = SELECT_FOLDS, seed: int = 0, metric: str = "average_precision"
+              ) -> tuple[dict[str, float], list[dict[str, Any]]]:
+    """Hyperparameter selection by inner K-fold cross-validation of the training data it is given.
+
+    Every combination of ``grid`` (TMvML field → values, tried in ``itertools.product`` order) is fitted
+    on K − 1 folds and scored by ``metric`` on the held-out fold (:func:`inner_folds`, the same folds for
+    every point); the best mean wins (the lowest for loss metrics; the first in grid order on ties).
+    Returns the chosen values and one row per grid point: the values, ``scores`` per fold, ``mean``, ``std``.
+    """
+    _check_grid(grid, metric)
+    splits = inner_folds(len(Y), folds, seed)
+    sign = -1.0 if metric in LOWER_IS_BETTER else 1.0
+    rows: list[dict[str, Any]] = []
+    best: tuple[float, dict[str, float]] | None = None
+    for values in itertools.product(*grid.values()):
+        point = {k: (int(v) if k == "m" else float(v)) for k, v in zip(grid, values, strict=True)}
+        candidate = replace(model, **point)
+        scores = []
+        for tr, va in splits:
+            fitted = replace(candidate).fit([X[tr] for X in views], Y[tr])
+            scores.append(float(evaluate(Y[va], fitted.decision_function([X[va] for X in views]),
+                                         model.threshold)[metric]))
+        mean = float(np.mean(scores))
+        rows.append({**point, "scores": scores, "mean": mean, "std": float(np.std(scores))})
+        if best is None or sign * mean > sign * best[0]:
+            best = (mean, point)
+    return best[1], rows  # type: ignore[index]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What mvml-fit --select searches: the grid, the inner folds and the metric."""
+
+    grid: dict[str, tuple[float, ...]]
+    folds: int = SELECT_FOLDS
+    metric: str = "average_precision"
+
+    def run(self, model: TMvML, views: list[np.ndarray], Y: np.ndarray, seed: int) -> dict[str, Any]:
+        """JSON-ready record: chosen values, the inner-CV scores of every grid point, the settings."""
+        chosen, rows = select_cv(model, views, Y, self.grid, folds=self.folds, seed=seed, metric=self.metric)
+        return {"chosen": chosen, "metric": self.metric, "folds": self.folds, "seed": int(seed),
+                "grid": {k: list(v) for k, v in self.grid.items()}, "inner_cv": rows}
 
 
 # ---------------------------------------------------------------------------------------- mvml-fit
@@ -231,12 +305,41 @@ class FitSettings:
     threshold: float = 0.5
     solver: str = "numba"
     calibrate: bool = False
+    select: bool = False
+    select_folds: int = SELECT_FOLDS
+    select_metric: str = "average_precision"
+    grid_lam: tuple[float, ...] = SELECT_GRID["lam"]
+    grid_delta: tuple[float, ...] = SELECT_GRID["delta"]
+    grid_m: tuple[int, ...] | None = None
+    grid_gamma: tuple[float, ...] | None = None
     seed: int = 0
     jobs: int = 0
 
     def model(self) -> TMvML:
         """The configured (unfitted) estimator; UsageError naming a bad hyperparameter."""
         return TMvML(**{k: getattr(self, k) for k in MODEL_FIELDS}, n_jobs=self.jobs)
+
+    def selection(self) -> Selection | None:
+        """The --select search (None without --select): λ (and δ for the LTR penalty) from their grids,
+        m and γ when their grids are given; the other parameters stay as configured."""
+        if not self.select:
+            return None
+        grid: dict[str, tuple[float, ...]] = {}
+        if self.penalty != "none":
+            grid["lam"] = tuple(self.grid_lam)
+        if self.penalty == "ltr":
+            grid["delta"] = tuple(self.grid_delta)
+        if self.grid_m:
+            grid["m"] = tuple(int(x) for x in self.grid_m)
+        if self.grid_gamma:
+            grid["gamma"] = tuple(self.grid_gamma)
+        if not grid:
+            raise UsageError("--select with --penalty none has nothing to choose; give --grid-m or --grid-gamma")
+        sel = Selection(grid, int(self.select_folds), self.select_metric)
+        _check_grid(sel.grid, sel.metric)
+        for values in itertools.product(*grid.values()):  # every grid point must be a valid model
+            replace(self.model(), **dict(zip(grid, values, strict=True)))
+        return sel
 
 
 @dataclass(frozen=True)
@@ -250,6 +353,7 @@ class FitInputs:
     Yte: np.ndarray | None
     files: list[str]
     label_names: list[str] | None = None  # --label-names, the labels file's header, or the dataset's
+    selection: Selection | None = None  # --select
 
 
 @dataclass(frozen=True)
@@ -298,6 +402,7 @@ def prepare_fit(settings: FitSettings, *, views: Sequence[str] | None = None, la
     method_list = check_methods(list(s.methods))
     model = s.model()
     check_setup(model, method_list, s.lam_tnn)
+    selection = s.selection()
     files: list[str] = []
     names: list[str] | None = None
     if s.dataset is not None:
@@ -335,8 +440,13 @@ def prepare_fit(settings: FitSettings, *, views: Sequence[str] | None = None, la
     n_fit = len(Y)
     if s.cv:
         n_fit = len(train_test_indices(len(Y), s.test_fraction, np.random.default_rng(0))[0])
-    check_fit_size(model.map, int(model.m), [v.shape[1] for v in X], n_fit)
-    return FitInputs(s, model, method_list, X, Y, Xte, Yte, files, names)
+    if selection is not None:
+        inner = len(inner_folds(n_fit, selection.folds, 0)[0][0])  # the smallest fit is an inner fold's
+        for m in selection.grid.get("m", (model.m,)):
+            check_fit_size(model.map, int(m), [v.shape[1] for v in X], inner)
+    else:
+        check_fit_size(model.map, int(model.m), [v.shape[1] for v in X], n_fit)
+    return FitInputs(s, model, method_list, X, Y, Xte, Yte, files, names, selection)
 
 
 def execute_fit(inputs: FitInputs, run: Any, *, progress: Callable[..., Any] = default_progress) -> FitResult:
@@ -352,27 +462,47 @@ def _execute_fit(inputs: FitInputs, run: Any, progress: Callable[..., Any]) -> F
     from paperkit.methods.mvml.plots import convergence_figure
 
     s, model, X, Y, Xte, Yte = inputs.settings, inputs.model, inputs.X, inputs.Y, inputs.Xte, inputs.Yte
+    selection = inputs.selection
     report: dict[str, Any] = {"definitions": metrics.DEFINITIONS, "methods": inputs.methods,
                               "n_train": int(len(Y)), "n_labels": int(Y.shape[1]), "n_views": len(X),
                               "label_names": inputs.label_names,
                               "scores": {m: SCORE_KINDS[m] for m in inputs.methods}}
     shown: list[tuple[str, dict]] = []
     if s.cv:
-        results = []
+        results, chosen_per_split = [], []
         with progress(total=s.cv, desc="splits") as bar:
             for i, split_seed in enumerate(spawn_seeds(s.seed, s.cv)):
                 def compute(split_seed: int = int(split_seed)) -> dict:
-                    return run_split(model, X, Y, split_seed, methods=inputs.methods,
-                                     test_fraction=s.test_fraction, lam_tnn=s.lam_tnn)
+                    selected: dict[str, Any] = {}
+                    metrics_ = run_split(model, X, Y, split_seed, methods=inputs.methods,
+                                         test_fraction=s.test_fraction, lam_tnn=s.lam_tnn, select=selection,
+                                         selected=selected)
+                    return {"metrics": metrics_, "selected": selected} if selection is not None else metrics_
 
-                results.append(run.cached(f"split{i}", compute, fmt="json"))
+                done = run.cached(f"split{i}", compute, fmt="json")
+                if selection is not None:
+                    chosen_per_split.append(done["selected"])
+                    done = done["metrics"]
+                results.append(done)
                 bar.update(1)
         summ = summarize_splits(results)
         report["cv"] = {"splits": s.cv, "test_fraction": s.test_fraction, "summary": summ}
+        if selection is not None:
+            # nested: each split chose its own values on its training part only
+            report["cv"]["selected"] = [{"split": i, "chosen": r["chosen"],
+                                         "inner_cv_best": max(r["inner_cv"], key=lambda row: row["mean"]
+                                                              if selection.metric not in LOWER_IS_BETTER
+                                                              else -row["mean"])["mean"]}
+                                        for i, r in enumerate(chosen_per_split)]
         rows = [{"split": i, "method": meth, **vals} for i, r in enumerate(results) for meth, vals in r.items()]
         tables.write_table(run.file("splits.csv"), rows)
         shown.append((f"{s.cv} random splits (test share {s.test_fraction}), mean ± std:", summ))
 
+    if selection is not None:
+        # the values of the saved model: chosen by inner cross-validation of all the training data
+        record = run.cached("select", lambda: selection.run(model, X, Y, seed=s.seed), fmt="json")
+        report["select"] = record
+        model = replace(model, **record["chosen"])
     # the model on all training data (the one saved), scored on the test data when given
     with progress(total=model.max_iter, desc="ADMM") as bar:
         def on_iter(state: Any) -> None:
@@ -424,7 +554,10 @@ def _execute_fit(inputs: FitInputs, run: Any, progress: Callable[..., Any]) -> F
                                            for m, v in report["cv"]["summary"].items()}
     if "train" in report:
         summary["train_average_precision"] = {m: v["average_precision"] for m, v in report["train"].items()}
+    if "select" in report:
+        summary["selected"] = report["select"]["chosen"]
     return FitResult(summary, report, shown)
+
 
 
 CALIBRATION_FRACTION = 0.3
