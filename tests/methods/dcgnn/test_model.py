@@ -63,11 +63,15 @@ def test_bernoulli_kl_matches_torch_distributions():
 
 
 def test_entropy_linear_relevance_is_softmax_of_column_l1_norms():
-    layer = EntropyLinear(4, 3, 2, temperature=0.6)
+    layer = EntropyLinear(4, 3, temperature=0.6)
+    torch.testing.assert_close(layer.alpha(), torch.full((4,), 0.25))     # equal column norms at start
+    with torch.no_grad():
+        layer.weight.copy_(torch.randn(3, 4))
     w = layer.weight.detach()
-    ref = torch.softmax(w.abs().sum(1) / 0.6, dim=-1)
-    torch.testing.assert_close(layer.alpha(), ref)
-    assert torch.allclose(layer.alpha().sum(-1), torch.ones(2))
+    alpha = torch.softmax(w.abs().sum(0) / 0.6, dim=-1)
+    torch.testing.assert_close(layer.alpha(), alpha)
+    x = torch.rand(5, 4)
+    torch.testing.assert_close(layer(x), (x * alpha) @ w.T)
 
 
 def test_schedules():

@@ -152,7 +152,9 @@ class RuleChannel(nn.Module):
         super().__init__()
         self.constant = constant
         self.linear = nn.Linear(d_in + int(constant), n_classes)
-        nn.init.zeros_(self.linear.weight)   # start from the empty rule; counts are large, random weights saturate
+        # Start from the empty rule: counts reach the hundreds, so random weights saturate the logits and Adam
+        # needs hundreds of steps to undo a wrong sign (the official code trains ~8,000 steps; examples ~250).
+        nn.init.zeros_(self.linear.weight)
 
     def counts(self, x: torch.Tensor, batch: torch.Tensor, n_graphs: int) -> torch.Tensor:
         from torch_geometric.nn import global_add_pool
@@ -166,23 +168,23 @@ class RuleChannel(nn.Module):
 
 
 class EntropyLinear(nn.Module):
-    """LEN entropy-linear layer (Barbiero et al., 2022): per output class c, input relevances
-    α_c = softmax_j(‖W_c[:, j]‖₁ / τ) rescale the inputs before the linear map."""
+    """LEN entropy-linear layer (Barbiero et al., 2022) as the official DC-GNN code uses it: one layer shared by
+    all classes whose input relevances α = softmax_j(‖W[:, j]‖₁ / τ) rescale the inputs before the linear map."""
 
-    def __init__(self, d_in: int, d_hidden: int, n_out: int, temperature: float):
+    def __init__(self, d_in: int, d_hidden: int, temperature: float):
         super().__init__()
         self.temperature = temperature
-        self.weight = nn.Parameter(torch.empty(n_out, d_hidden, d_in))
-        self.bias = nn.Parameter(torch.zeros(n_out, d_hidden))
-        nn.init.kaiming_uniform_(self.weight.view(-1, d_in), a=math.sqrt(5))
+        self.weight = nn.Parameter(torch.empty(d_hidden, d_in))
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        with torch.no_grad():   # equal column norms: every input starts equally relevant, training decides
+            norms = self.weight.abs().sum(0)
+            self.weight.mul_(norms.mean() / norms)
 
     def alpha(self) -> torch.Tensor:
-        return torch.softmax(self.weight.abs().sum(1) / self.temperature, dim=-1)   # (n_out, d_in)
+        return torch.softmax(self.weight.abs().sum(0) / self.temperature, dim=-1)   # (d_in,)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a = self.alpha()
-        a = a / a.max(dim=-1, keepdim=True).values
-        return torch.einsum("bj,chj->bch", x, self.weight * a[:, None, :]) + self.bias
+        return (x * self.alpha()) @ self.weight.T
 
 
 class Combiner(nn.Module):
@@ -192,8 +194,9 @@ class Combiner(nn.Module):
         super().__init__()
         self.kind, self.c = kind, n_classes
         if kind == "len":
-            self.entropy = EntropyLinear(2 * n_classes, hidden, n_classes, temperature)
-            self.dense = nn.Sequential(nn.LeakyReLU(), nn.Linear(hidden, hidden), nn.LeakyReLU(), nn.Linear(hidden, 1))
+            self.entropy = EntropyLinear(2 * n_classes, hidden, temperature)
+            self.dense = nn.Sequential(nn.LeakyReLU(), nn.Linear(hidden, hidden), nn.LeakyReLU(),
+                                       nn.Linear(hidden, n_classes))
         elif kind == "linear":
             self.net = nn.Linear(2 * n_classes, n_classes)
         elif kind == "mlp":
@@ -201,7 +204,7 @@ class Combiner(nn.Module):
 
     def forward(self, s: torch.Tensor) -> torch.Tensor:
         if self.kind == "len":
-            return self.dense(self.entropy(s)).squeeze(-1)
+            return self.dense(self.entropy(s))
         if self.kind in ("linear", "mlp"):
             return self.net(s)
         g, r = s[:, :self.c], s[:, self.c:]
@@ -209,11 +212,11 @@ class Combiner(nn.Module):
         return torch.log(score + EPS)
 
     def relevance(self) -> tuple[float, float] | None:
-        """(GNN, rule) channel relevance: the LEN α summed over each channel's inputs, mean over classes."""
+        """(GNN, rule) channel relevance: the LEN α summed over each channel's inputs."""
         if self.kind != "len":
             return None
         a = self.entropy.alpha().detach()
-        return float(a[:, :self.c].sum(-1).mean()), float(a[:, self.c:].sum(-1).mean())
+        return float(a[:self.c].sum()), float(a[self.c:].sum())
 
 
 class DCGNN(nn.Module):
