@@ -14,6 +14,9 @@ DCGNN_ARGS_dc-smgnn := --segnn smgnn --channels dual
 DCGNN_ARGS_smgnn := --segnn smgnn --channels gnn
 DCGNN_ARGS_gin := --segnn none --channels gnn
 DCGNN_EXTRA_motif := --constant-feature
+# Red-Blue without warm-up, as the official code (BAColor): the combined loss from the first epoch lets the
+# fast-learning rule channel win the combiner before the GNN channel has learnt to count.
+DCGNN_EXTRA_redblue := --warmup 0
 
 # --resume: an interrupted run continues after its last finished seed.
 define dcgnn_run

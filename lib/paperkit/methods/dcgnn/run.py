@@ -13,7 +13,7 @@ import numpy as np
 from paperkit.core import io
 from paperkit.core.errors import InputError, UsageError
 from paperkit.core.progress import progress as default_progress
-from paperkit.core.resources import check_memory
+from paperkit.core.resources import check_memory, resolve_jobs
 from paperkit.methods.dcgnn.data import SYNTHETIC, GraphSet, generate, load_data
 from paperkit.methods.dcgnn.model import CHANNELS, COMBINERS, SEGNNS
 from paperkit.methods.dcgnn.train import (
@@ -100,17 +100,21 @@ class FitSettings:
     warmup: int = _FC.warmup
     reg_weight: float = _FC.reg_weight
     rule_l1: float = _FC.rule_l1
+    side_lr: float = _FC.side_lr
     constant_feature: bool = _FC.constant_feature
     average_edge_attn: str = _FC.average_edge_attn
     top_k: int = 6
     seed: int = 0
     seeds: tuple[int, ...] = (0, 1, 2)
     device: str = "auto"
+    jobs: int = 0
+    max_memory_gb: float | None = None
 
     def fit_config(self) -> FitConfig:
         return FitConfig(segnn=self.segnn, channels=self.channels, combiner=self.combiner, hidden=self.hidden,
                          epochs=self.epochs, batch_size=self.batch_size, lr=self.lr,
                          warmup=min(self.warmup, self.epochs), reg_weight=self.reg_weight, rule_l1=self.rule_l1,
+                         side_lr=self.side_lr,
                          constant_feature=self.constant_feature, average_edge_attn=self.average_edge_attn)
 
 
@@ -136,13 +140,15 @@ class FitResult:
 NODES_PER_GRAPH = {"redblue": 56, "topofeature": 47, "motif": 20}   # generators' mean sizes
 
 
-def check_graph_memory(n_graphs: int, nodes_per_graph: float, hidden: int = 0, batch_size: int = 0) -> None:
+def check_graph_memory(n_graphs: int, nodes_per_graph: float, hidden: int = 0, batch_size: int = 0,
+                       limit_gb: float | None = None) -> None:
     """Refuse, before generating or training, data or activations that cannot fit: ~4 directed edges per node,
     and per batch two 3-layer GINs keeping about 12 node- and edge-sized activations of width ``hidden``."""
     nodes = n_graphs * nodes_per_graph
-    check_memory(nodes * (4 * 16 + 40), "the graphs")
+    check_memory(nodes * (4 * 16 + 40), "the graphs", limit_gb=limit_gb)
     if hidden:
-        check_memory(min(batch_size, n_graphs) * nodes_per_graph * 5 * hidden * 4 * 12, "training activations")
+        check_memory(min(batch_size, n_graphs) * nodes_per_graph * 5 * hidden * 4 * 12, "training activations",
+                     limit_gb=limit_gb)
 
 
 def load_graphs(data: str | None, synthetic: str | None, n_graphs: int, seed: int) -> tuple[GraphSet, str]:
@@ -164,7 +170,7 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     if not s.seeds:
         raise UsageError("--seeds is empty")
     if s.synthetic in NODES_PER_GRAPH:
-        check_graph_memory(s.n_graphs, NODES_PER_GRAPH[s.synthetic], s.hidden, s.batch_size)
+        check_graph_memory(s.n_graphs, NODES_PER_GRAPH[s.synthetic], s.hidden, s.batch_size, s.max_memory_gb)
     gs, source = load_graphs(s.data, s.synthetic, s.n_graphs, s.seed)
     if s.channels != "gnn" and not s.constant_feature and np.all(gs.x == gs.x[:1]) and gs.x.shape[1] == 1:
         raise InputError(f"{source}: --channels {s.channels} needs node features, but every node has the same "
@@ -173,7 +179,7 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     for name in ("train", "test"):
         if len(splits[name]) == 0:
             raise InputError(f"{source}: the {name} split is empty")
-    check_graph_memory(gs.n_graphs, gs.graph_ptr[-1] / gs.n_graphs, s.hidden, s.batch_size)
+    check_graph_memory(gs.n_graphs, gs.graph_ptr[-1] / gs.n_graphs, s.hidden, s.batch_size, s.max_memory_gb)
     return FitInputs(s, gs, source, splits)
 
 
@@ -200,6 +206,27 @@ def fit_one_seed(inputs: FitInputs, seed: int, device: Any, progress: Any) -> di
             "mask": None if pred["mask"] is None else pred["mask"].astype(np.float32)}
 
 
+def _fit_seed_worker(inputs: FitInputs, seed: int, threads: int) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(threads)
+    return fit_one_seed(inputs, seed, "cpu", lambda it, **_: it)
+
+
+def fit_seeds_in_parallel(inputs: FitInputs, seeds: list[int], jobs: int) -> dict[int, dict[str, Any]]:
+    """Train ``seeds`` in up to ``jobs`` processes (each seed seeds its own model, so the results do not
+    depend on the split); {} when one process is enough, and the caller trains them in turn."""
+    workers = min(jobs, len(seeds))
+    if workers <= 1:
+        return {}
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+        futures = {seed: pool.submit(_fit_seed_worker, inputs, seed, max(1, jobs // workers)) for seed in seeds}
+        return {seed: f.result() for seed, f in futures.items()}
+
+
 def _subset_mask(gs: GraphSet, mask: np.ndarray | None, idx: np.ndarray) -> np.ndarray | None:
     from paperkit.methods.dcgnn.train import edge_positions
     return None if mask is None else mask[edge_positions(gs, idx)]
@@ -217,10 +244,10 @@ def execute_fit(inputs: FitInputs, run: Any, progress: Any = default_progress) -
 
     s, gs = inputs.settings, inputs.data
     device = resolve_device(s.device)
-    results = []
-    for seed in s.seeds:
-        results.append(run.cached(f"seed{seed}", lambda seed=seed: fit_one_seed(inputs, seed, device, progress),
-                                  fmt="pt"))
+    todo = [seed for seed in s.seeds if not run.has_checkpoint(f"seed{seed}.pt")]
+    done = fit_seeds_in_parallel(inputs, todo, resolve_jobs(s.jobs)) if str(device) == "cpu" else {}
+    results = [run.cached(f"seed{seed}", lambda seed=seed: done.get(seed) or fit_one_seed(inputs, seed, device, progress),
+                          fmt="pt") for seed in s.seeds]
     rows = [r["row"] for r in results]
     keys = [k for k in rows[0] if k not in ("seed", "channel")]
     metrics = {"source": inputs.source, "graphs": gs.n_graphs, "classes": gs.class_names,
