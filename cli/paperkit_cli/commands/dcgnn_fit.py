@@ -37,6 +37,12 @@ SETTINGS = "paperkit.methods.dcgnn.run:FitSettings"
               help="Add a constant-1 node feature to the rule channel (its count is the node count).")
 @click.option("--average-edge-attn", type=click.Choice(["mean", "none"]), default="mean", show_default=True,
               help="mean: give (u,v) and (v,u) the average of their scores (undirected graphs).")
+@click.option("--pool", type=click.Choice(["sum", "mean"]), default="sum", show_default=True,
+              help="GNN-channel readout; mean keeps the classifier from counting nodes when test graphs are "
+                   "larger or smaller (the official GOOD-Motif setting).")
+@click.option("--norm", type=click.Choice(["none", "bn"]), default="none", show_default=True,
+              help="bn: BatchNorm inside the GIN MLPs (the official GOOD-Motif setting; without it a GIN on "
+                   "constant node features hardly fits the motif set).")
 @click.option("--top-k", type=click.IntRange(1, 10_000), default=6, show_default=True,
               help="Edges highlighted per graph in sample_graphs.png.")
 @options.seed_option
@@ -47,7 +53,7 @@ SETTINGS = "paperkit.methods.dcgnn.run:FitSettings"
 @options.device_option
 @options.run_dir_options
 def cli(data, synthetic, n_graphs, segnn, channels, combiner, epochs, batch_size, hidden, lr, warmup, reg_weight,
-        side_lr, rule_l1, constant_feature, average_edge_attn, top_k, seed, seeds, jobs, max_memory_gb, device,
+        side_lr, rule_l1, constant_feature, average_edge_attn, pool, norm, top_k, seed, seeds, jobs, max_memory_gb, device,
         run_dir, resume, force):
     """Train a DC-GNN (or one of its channels) on graph classification, once per seed.
 

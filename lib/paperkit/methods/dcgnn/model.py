@@ -23,8 +23,10 @@ COMBINERS = ("len", "linear", "mlp", "product", "godel")
 EPS = 1e-6
 
 
-def _mlp(d_in: int, d_hidden: int, d_out: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(d_in, d_hidden), nn.ReLU(), nn.Linear(d_hidden, d_out))
+def _mlp(d_in: int, d_hidden: int, d_out: int, norm: str = "none") -> nn.Sequential:
+    """GIN's MLP; ``norm`` "bn" puts a BatchNorm after the first layer (the official ``use_norm: bn``)."""
+    mid = [nn.BatchNorm1d(d_hidden)] if norm == "bn" else []
+    return nn.Sequential(nn.Linear(d_in, d_hidden), *mid, nn.ReLU(), nn.Linear(d_hidden, d_out))
 
 
 def _masked_gin_conv_class() -> type:
@@ -33,9 +35,9 @@ def _masked_gin_conv_class() -> type:
     class MaskedGINConv(MessagePassing):
         """GIN: h_v' = MLP((1 + ε) h_v + Σ_u m_uv h_u), the messages scaled by the edge mask m."""
 
-        def __init__(self, d_in: int, d_out: int):
+        def __init__(self, d_in: int, d_out: int, norm: str = "none"):
             super().__init__(aggr="add")
-            self.nn = _mlp(d_in, d_out, d_out)
+            self.nn = _mlp(d_in, d_out, d_out, norm)
             self.eps = nn.Parameter(torch.zeros(1))
 
         def forward(self, x: torch.Tensor, edge_index: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -49,10 +51,10 @@ def _masked_gin_conv_class() -> type:
 
 
 class GINEncoder(nn.Module):
-    def __init__(self, d_in: int, hidden: int, n_layers: int = 3):
+    def __init__(self, d_in: int, hidden: int, n_layers: int = 3, norm: str = "none"):
         super().__init__()
         conv = _masked_gin_conv_class()
-        self.convs = nn.ModuleList([conv(d_in if i == 0 else hidden, hidden) for i in range(n_layers)])
+        self.convs = nn.ModuleList([conv(d_in if i == 0 else hidden, hidden, norm) for i in range(n_layers)])
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         for i, conv in enumerate(self.convs):
@@ -96,15 +98,16 @@ def l1_entropy(p: torch.Tensor, ent_coef: float) -> torch.Tensor:
 class SEGNN(nn.Module):
     """Extractor (GIN + edge MLP on endpoint pairs) → mask → GIN classifier with sum pooling."""
 
-    def __init__(self, d_in: int, n_classes: int, hidden: int, kind: str, average_edge_attn: str = "mean"):
+    def __init__(self, d_in: int, n_classes: int, hidden: int, kind: str, average_edge_attn: str = "mean",
+                 pool: str = "sum", norm: str = "none"):
         super().__init__()
-        self.kind, self.average = kind, average_edge_attn
+        self.kind, self.average, self.pool = kind, average_edge_attn, pool
         if kind != "none":
-            self.extractor = GINEncoder(d_in, hidden)
+            self.extractor = GINEncoder(d_in, hidden, norm=norm)
             self.edge_mlp = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
         if kind == "gisst":
             self.feature_logits = nn.Parameter(torch.zeros(d_in))
-        self.classifier = GINEncoder(d_in, hidden)
+        self.classifier = GINEncoder(d_in, hidden, norm=norm)
         self.head = nn.Linear(hidden, n_classes)
 
     def edge_logits(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
@@ -125,14 +128,15 @@ class SEGNN(nn.Module):
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor, batch: torch.Tensor, n_graphs: int,
                 mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Class logits and the edge mask used (``mask`` given: classify under that mask instead)."""
-        from torch_geometric.nn import global_add_pool
+        from torch_geometric.nn import global_add_pool, global_mean_pool
 
         if mask is None:
             mask = self.edge_mask(x, edge_index, x.shape[0])
         if self.kind == "gisst":
             x = x * torch.sigmoid(self.feature_logits)
         h = self.classifier(x, edge_index, mask)
-        return self.head(global_add_pool(h, batch, n_graphs)), mask
+        pooled = (global_mean_pool if self.pool == "mean" else global_add_pool)(h, batch, n_graphs)
+        return self.head(pooled), mask
 
     def regulariser(self, mask: torch.Tensor | None, *, r: float, ent_coef: float) -> torch.Tensor:
         if mask is None or mask.numel() == 0:
@@ -224,12 +228,13 @@ class DCGNN(nn.Module):
 
     def __init__(self, d_in: int, n_classes: int, *, hidden: int = 64, segnn: str = "smgnn", channels: str = "dual",
                  combiner: str = "len", constant_feature: bool = False, combiner_hidden: int | None = None,
-                 combiner_temp: float = 0.6, average_edge_attn: str = "mean"):
+                 combiner_temp: float = 0.6, average_edge_attn: str = "mean", pool: str = "sum",
+                 norm: str = "none"):
         super().__init__()
         self.channels, self.n_classes = channels, n_classes
         self.temperature = 1.0
         if channels in ("dual", "gnn"):
-            self.gnn = SEGNN(d_in, n_classes, hidden, segnn, average_edge_attn)
+            self.gnn = SEGNN(d_in, n_classes, hidden, segnn, average_edge_attn, pool, norm)
         if channels in ("dual", "rule"):
             self.rule = RuleChannel(d_in, n_classes, constant_feature)
         if channels == "dual":

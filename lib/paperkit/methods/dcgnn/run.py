@@ -103,6 +103,8 @@ class FitSettings:
     side_lr: float = _FC.side_lr
     constant_feature: bool = _FC.constant_feature
     average_edge_attn: str = _FC.average_edge_attn
+    pool: str = _FC.pool
+    norm: str = _FC.norm
     top_k: int = 6
     seed: int = 0
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -115,7 +117,7 @@ class FitSettings:
                          epochs=self.epochs, batch_size=self.batch_size, lr=self.lr,
                          warmup=min(self.warmup, self.epochs), reg_weight=self.reg_weight, rule_l1=self.rule_l1,
                          side_lr=self.side_lr,
-                         constant_feature=self.constant_feature, average_edge_attn=self.average_edge_attn)
+                         constant_feature=self.constant_feature, average_edge_attn=self.average_edge_attn, pool=self.pool, norm=self.norm)
 
 
 @dataclass
@@ -167,6 +169,8 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     _choice(s.channels, CHANNELS, "--channels")
     _choice(s.combiner, COMBINERS, "--combiner")
     _choice(s.average_edge_attn, ("mean", "none"), "--average-edge-attn")
+    _choice(s.pool, ("sum", "mean"), "--pool")
+    _choice(s.norm, ("none", "bn"), "--norm")
     if not s.seeds:
         raise UsageError("--seeds is empty")
     if s.synthetic in NODES_PER_GRAPH:

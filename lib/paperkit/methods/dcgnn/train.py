@@ -40,12 +40,14 @@ class FitConfig:
     side_lr: float = 5e-3          # Adam lr of the rule channel and the combiner (the official lr_filternode)
     constant_feature: bool = False
     average_edge_attn: str = "mean"
+    pool: str = "sum"              # GNN-channel readout; the official configs use mean on GOOD-Motif
+    norm: str = "none"             # "bn": BatchNorm in the GIN MLPs (the official GOOD-Motif use_norm)
 
 
 def build_model(cfg: FitConfig, d_in: int, n_classes: int) -> DCGNN:
     return DCGNN(d_in, n_classes, hidden=cfg.hidden, segnn=cfg.segnn, channels=cfg.channels, combiner=cfg.combiner,
                  constant_feature=cfg.constant_feature, combiner_temp=cfg.combiner_temp,
-                 average_edge_attn=cfg.average_edge_attn)
+                 average_edge_attn=cfg.average_edge_attn, pool=cfg.pool, norm=cfg.norm)
 
 
 def param_groups(model: DCGNN, cfg: FitConfig) -> list[dict]:
