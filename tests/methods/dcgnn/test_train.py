@@ -91,7 +91,8 @@ def test_topofeature_dc_beats_smgnn_with_both_channels():
 def test_motif_dc_close_to_gin_and_uses_gnn():
     accs = {}
     for segnn, ch in (("smgnn", "dual"), ("none", "gnn")):
-        cfg = FitConfig(segnn=segnn, channels=ch, epochs=40, warmup=20, hidden=64, constant_feature=True)
+        cfg = FitConfig(segnn=segnn, channels=ch, epochs=40, warmup=20, hidden=64, constant_feature=True,
+                        pool="mean", norm="bn")
         gs, sp, model, pred = fit("motif", 3000, cfg)
         accs[ch] = split_metrics(gs, sp["test"], pred)["acc"]
         if ch == "dual":
