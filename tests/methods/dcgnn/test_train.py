@@ -42,7 +42,7 @@ def check_redblue(n_graphs, min_acc, min_rule, **kw):
 def test_redblue_dc_smgnn_uses_the_rule_ci():
     """Fewer graphs, so fewer steps: a larger lr and smaller batches than the defaults. No warm-up, as the
     official code on Red-Blue (BAColor)."""
-    check_redblue(300, min_acc=0.95, min_rule=0.8, epochs=16, warmup=0, hidden=16, lr=5e-3, batch_size=32)
+    check_redblue(300, min_acc=0.95, min_rule=0.8, epochs=16, warmup=0, hidden=32, lr=5e-3, batch_size=32)
 
 
 @pytest.mark.heavy

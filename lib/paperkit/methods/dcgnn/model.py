@@ -191,20 +191,33 @@ class EntropyLinear(nn.Module):
         return (x * self.alpha()) @ self.weight.T
 
 
+def channel_width(n_classes: int) -> int:
+    """Inputs per channel to the combiner: one (the class-1 logit margin) for two classes, as the official
+    code's single binary logit, else one per class."""
+    return 1 if n_classes == 2 else n_classes
+
+
+def channel_inputs(logits: torch.Tensor, t: float) -> torch.Tensor:
+    """σ(logit / t) per class, or σ((l₁ − l₀) / t) = p(class 1) at temperature t for two classes."""
+    if logits.shape[1] == 2:
+        return torch.sigmoid((logits[:, 1:] - logits[:, :1]) / t)
+    return torch.sigmoid(logits / t)
+
+
 class Combiner(nn.Module):
-    """Maps [σ(f_gnn/t), σ(f_rule/t)] ∈ [0, 1]^{2C} to class logits."""
+    """Maps the two channels' inputs [σ(f_gnn/t), σ(f_rule/t)] ∈ [0, 1]^{2w} to class logits."""
 
     def __init__(self, kind: str, n_classes: int, hidden: int, temperature: float):
         super().__init__()
-        self.kind, self.c = kind, n_classes
+        self.kind, self.c = kind, channel_width(n_classes)
         if kind == "len":
-            self.entropy = EntropyLinear(2 * n_classes, hidden, temperature)
+            self.entropy = EntropyLinear(2 * self.c, hidden, temperature)
             self.dense = nn.Sequential(nn.LeakyReLU(), nn.Linear(hidden, hidden), nn.LeakyReLU(),
                                        nn.Linear(hidden, n_classes))
         elif kind == "linear":
-            self.net = nn.Linear(2 * n_classes, n_classes)
+            self.net = nn.Linear(2 * self.c, n_classes)
         elif kind == "mlp":
-            self.net = nn.Sequential(nn.Linear(2 * n_classes, hidden), nn.LeakyReLU(), nn.Linear(hidden, n_classes))
+            self.net = nn.Sequential(nn.Linear(2 * self.c, hidden), nn.LeakyReLU(), nn.Linear(hidden, n_classes))
 
     def forward(self, s: torch.Tensor) -> torch.Tensor:
         if self.kind == "len":
@@ -213,6 +226,8 @@ class Combiner(nn.Module):
             return self.net(s)
         g, r = s[:, :self.c], s[:, self.c:]
         score = g * r if self.kind == "product" else torch.minimum(g, r)
+        if self.c == 1:                       # p(class 1) of the t-norm; class 0 gets the rest
+            score = torch.cat([1 - score, score], -1)
         return torch.log(score + EPS)
 
     def relevance(self) -> tuple[float, float] | None:
@@ -238,7 +253,9 @@ class DCGNN(nn.Module):
         if channels in ("dual", "rule"):
             self.rule = RuleChannel(d_in, n_classes, constant_feature)
         if channels == "dual":
-            self.combiner = Combiner(combiner, n_classes, combiner_hidden or 10 * n_classes, combiner_temp)
+            # hidden 10 per combiner output as the official ConceptClassifier (one output for two classes)
+            self.combiner = Combiner(combiner, n_classes, combiner_hidden or 10 * channel_width(n_classes),
+                                     combiner_temp)
 
     def forward(self, data, mask: torch.Tensor | None = None) -> dict[str, torch.Tensor | None]:
         n = int(data.num_graphs)
@@ -249,7 +266,7 @@ class DCGNN(nn.Module):
             out["rule"] = self.rule(data.x, data.batch, n)
         if self.channels == "dual":
             t = self.temperature
-            out["logits"] = self.combiner(torch.cat([torch.sigmoid(out["gnn"] / t), torch.sigmoid(out["rule"] / t)], -1))
+            out["logits"] = self.combiner(torch.cat([channel_inputs(out["gnn"], t), channel_inputs(out["rule"], t)], -1))
         else:
             out["logits"] = out["gnn"] if self.channels == "gnn" else out["rule"]
         return out
