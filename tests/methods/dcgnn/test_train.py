@@ -47,7 +47,9 @@ def test_redblue_dc_smgnn_uses_the_rule_ci():
 
 @pytest.mark.heavy
 def test_redblue_dc_smgnn_acceptance():
-    check_redblue(2000, min_acc=0.97, min_rule=0.8, epochs=30, warmup=0)
+    """The spec's 2,000 graphs × 30 epochs with the example's optimiser settings (lr 5e-3, hidden 32, batch
+    32); with the paper's lr 1e-3 and hidden 64, 30 epochs leave the relevance at 0.66 (still moving)."""
+    check_redblue(2000, min_acc=0.97, min_rule=0.8, epochs=30, warmup=0, hidden=32, lr=5e-3, batch_size=32)
 
 
 _GSAT: dict = {}
