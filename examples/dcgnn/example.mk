@@ -13,7 +13,11 @@ dcgnn: dcgnn/out/table.md dcgnn/out/faith-motif/manifest.json
 DCGNN_ARGS_dc-smgnn := --segnn smgnn --channels dual
 DCGNN_ARGS_smgnn := --segnn smgnn --channels gnn
 DCGNN_ARGS_gin := --segnn none --channels gnn
-DCGNN_EXTRA_motif := --constant-feature
+# Motif: as the official GOOD-Motif configs, mean readout and BatchNorm in the GIN MLPs.
+DCGNN_EXTRA_motif := --constant-feature --pool mean --norm bn
+# Red-Blue without warm-up, as the official code (BAColor): the combined loss from the first epoch lets the
+# fast-learning rule channel win the combiner before the GNN channel has learnt to count.
+DCGNN_EXTRA_redblue := --warmup 0
 
 # --resume: an interrupted run continues after its last finished seed.
 define dcgnn_run

@@ -29,12 +29,19 @@ def main(out: Path) -> None:
                 rules.append(f"- {run.name.split('-')[0]}, seed {r['seed']}: `{r['text']}` → {r['positive_class']}")
     faith = out / "faith-motif" / "faith.csv"
     if faith.is_file():
-        rows = [line.split(",") for line in faith.read_text().splitlines()[1:]]
+        lines = faith.read_text().splitlines()
+        col = lines[0].split(",")
+        rows = [dict(zip(col, line.split(","), strict=True)) for line in lines[1:]]
         print("\nFAITH on the motif test graphs (DC-SMGNN), mean over seeds and budgets:\n")
         for kind in ("model", "random", "ground_truth"):
-            vals = [float(r[5]) for r in rows if r[1] == kind]
+            vals = [float(r["faith"]) for r in rows if r["explanation"] == kind and r["faith"]]
             if vals:
                 print(f"- {kind}: {sum(vals) / len(vals):.3f}")
+        summary = out / "faith-motif.summary.json"
+        if summary.is_file():
+            ratio = json.loads(summary.read_text()).get("random_over_model")
+            if ratio is not None:
+                print(f"- FAITH(random) / FAITH(model), the paper's Table 11 ratio (lower is better): {ratio:.2f}")
     if rules:
         print("\nRules of the DC-SMGNN rule channel (class 1 iff the sum is positive):\n")
         print("\n".join(rules))

@@ -29,31 +29,43 @@ SETTINGS = "paperkit.methods.dcgnn.run:FitSettings"
               help="Epochs of per-channel CE before the combined loss (temperature 1 until then, then → 0.3).")
 @click.option("--reg-weight", type=options.FiniteFloat(0.0, 1e6), default=0.01, show_default=True,
               help="Scale of the SMGNN/GiSST mask penalty (L1 + 0.8 entropy).")
+@click.option("--side-lr", type=options.FiniteFloat(0.0, 10.0, min_open=True), default=5e-3, show_default=True,
+              help="Adam learning rate of the rule channel and the combiner (the official lr_filternode).")
 @click.option("--rule-l1", type=options.FiniteFloat(0.0, 1e6), default=0.001, show_default=True,
               help="L1 penalty on the rule weights (sparser rules).")
 @click.option("--constant-feature", is_flag=True,
               help="Add a constant-1 node feature to the rule channel (its count is the node count).")
 @click.option("--average-edge-attn", type=click.Choice(["mean", "none"]), default="mean", show_default=True,
               help="mean: give (u,v) and (v,u) the average of their scores (undirected graphs).")
+@click.option("--pool", type=click.Choice(["sum", "mean"]), default="sum", show_default=True,
+              help="GNN-channel readout; mean keeps the classifier from counting nodes when test graphs are "
+                   "larger or smaller (the official GOOD-Motif setting).")
+@click.option("--norm", type=click.Choice(["none", "bn"]), default="none", show_default=True,
+              help="bn: BatchNorm inside the GIN MLPs (the official GOOD-Motif setting; without it a GIN on "
+                   "constant node features hardly fits the motif set).")
 @click.option("--top-k", type=click.IntRange(1, 10_000), default=6, show_default=True,
               help="Edges highlighted per graph in sample_graphs.png.")
 @options.seed_option
 @options.seeds_option(help="Training seeds (a list: 0,1,2); --seed draws the synthetic data and the split.")
+@options.jobs_option
+@click.option("--max-memory-gb", type=options.FiniteFloat(0.0, min_open=True), default=None, metavar="GB",
+              help="Refuse data or training activations estimated above this (default: 3/4 of RAM).")
 @options.device_option
 @options.run_dir_options
 def cli(data, synthetic, n_graphs, segnn, channels, combiner, epochs, batch_size, hidden, lr, warmup, reg_weight,
-        rule_l1, constant_feature, average_edge_attn, top_k, seed, seeds, device, run_dir, resume, force):
+        side_lr, rule_l1, constant_feature, average_edge_attn, pool, norm, top_k, seed, seeds, jobs, max_memory_gb, device,
+        run_dir, resume, force):
     """Train a DC-GNN (or one of its channels) on graph classification, once per seed.
 
     Writes to DIR: metrics.json (acc/F1 per split and channel, channel relevances, explanation AUROC
     against edge_gt, mean ± std over seeds), rules.json (the rule channel as feature:weight terms + bias,
     per seed), edge_masks.npy (seeds × edges), per_seed.csv, model.pt (for dcgnn-faith and dcgnn-explain),
     relevance.png, sample_graphs.png. Prints one line per seed naming the channel used on stderr and a
-    JSON summary on stdout.
+    JSON summary on stdout. With -j N (0: one per core) on CPU the seeds train in up to N processes.
 
     \b
     Examples:
-      $ paperkit dcgnn-fit --synthetic redblue --seeds 0,1,2 --run-dir runs/redblue
+      $ paperkit dcgnn-fit --synthetic redblue --warmup 0 --seeds 0,1,2 -j 3 --run-dir runs/redblue
       $ paperkit dcgnn-fit --data graphs.npz --segnn gsat --channels gnn --epochs 30 --run-dir runs/gsat
     """
     from paperkit.core import io, plots, tables

@@ -63,11 +63,15 @@ def test_bernoulli_kl_matches_torch_distributions():
 
 
 def test_entropy_linear_relevance_is_softmax_of_column_l1_norms():
-    layer = EntropyLinear(4, 3, 2, temperature=0.6)
+    layer = EntropyLinear(4, 3, temperature=0.6)
+    torch.testing.assert_close(layer.alpha(), torch.full((4,), 0.25))     # equal column norms at start
+    with torch.no_grad():
+        layer.weight.copy_(torch.randn(3, 4))
     w = layer.weight.detach()
-    ref = torch.softmax(w.abs().sum(1) / 0.6, dim=-1)
-    torch.testing.assert_close(layer.alpha(), ref)
-    assert torch.allclose(layer.alpha().sum(-1), torch.ones(2))
+    alpha = torch.softmax(w.abs().sum(0) / 0.6, dim=-1)
+    torch.testing.assert_close(layer.alpha(), alpha)
+    x = torch.rand(5, 4)
+    torch.testing.assert_close(layer(x), (x * alpha) @ w.T)
 
 
 def test_schedules():
@@ -145,3 +149,17 @@ def test_tu_folder_read_offline(tmp_path):
 def test_tu_folder_without_raw_files_is_refused(tmp_path):
     with pytest.raises(InputError, match="graph_labels.txt is missing"):
         read_tu(_write_tu(tmp_path, "TOY", with_labels=False))
+
+
+def test_binary_channels_enter_the_combiner_as_class_one_probabilities():
+    """Two classes: one input per channel, σ((l₁ − l₀)/t), which at t = 1 is softmax(l)[1] (the official
+    single binary logit); the product t-norm then gives p(class 1) = p_gnn · p_rule."""
+    from paperkit.methods.dcgnn.model import Combiner, channel_inputs
+
+    logits = torch.randn(6, 2)
+    torch.testing.assert_close(channel_inputs(logits, 1.0), torch.softmax(logits, -1)[:, 1:])
+    g, r = torch.rand(6, 1), torch.rand(6, 1)
+    out = torch.softmax(Combiner("product", 2, 10, 0.6)(torch.cat([g, r], -1)), -1)
+    torch.testing.assert_close(out[:, 1:], g * r, rtol=1e-4, atol=1e-5)
+    assert Combiner("len", 2, 10, 0.6).entropy.weight.shape == (10, 2)
+    assert Combiner("len", 3, 30, 0.6).entropy.weight.shape == (30, 6)

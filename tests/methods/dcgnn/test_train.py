@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from paperkit.methods.dcgnn.data import generate
-from paperkit.methods.dcgnn.faith import evaluate_faith, faith_scores, perturbations, perturbed_probs
+from paperkit.methods.dcgnn.faith import evaluate_faith, perturbations, perturbed_probs
 from paperkit.methods.dcgnn.model import DCGNN
 from paperkit.methods.dcgnn.run import split_indices
 from paperkit.methods.dcgnn.train import (
@@ -33,20 +33,23 @@ def check_redblue(n_graphs, min_acc, min_rule, **kw):
     cfg = FitConfig(segnn="smgnn", channels="dual", **kw)
     gs, sp, model, pred = fit("redblue", n_graphs, cfg)
     acc = split_metrics(gs, sp["test"], pred)["acc"]
-    rule = export_rule(model, gs)
+    rule = export_rule(model, gs, predict(model, gs, sp["train"]))
     assert acc >= min_acc
     assert model.relevance()[1] > min_rule
     assert rule["terms"]["red"] * rule["terms"]["blue"] < 0 and rule["terms"]["red"] > 0
 
 
 def test_redblue_dc_smgnn_uses_the_rule_ci():
-    """Fewer graphs, so fewer steps: a larger lr and smaller batches than the defaults."""
-    check_redblue(300, min_acc=0.95, min_rule=0.8, epochs=16, warmup=6, hidden=16, lr=5e-3, batch_size=32)
+    """Fewer graphs, so fewer steps: a larger lr and smaller batches than the defaults. No warm-up, as the
+    official code on Red-Blue (BAColor)."""
+    check_redblue(300, min_acc=0.95, min_rule=0.8, epochs=16, warmup=0, hidden=32, lr=5e-3, batch_size=32)
 
 
 @pytest.mark.heavy
 def test_redblue_dc_smgnn_acceptance():
-    check_redblue(2000, min_acc=0.97, min_rule=0.8, epochs=30, warmup=20)
+    """The spec's 2,000 graphs × 30 epochs with the example's optimiser settings (lr 5e-3, hidden 32, batch
+    32); with the paper's lr 1e-3 and hidden 64, 30 epochs leave the relevance at 0.66 (still moving)."""
+    check_redblue(2000, min_acc=0.97, min_rule=0.8, epochs=30, warmup=0, hidden=32, lr=5e-3, batch_size=32)
 
 
 _GSAT: dict = {}
@@ -90,7 +93,8 @@ def test_topofeature_dc_beats_smgnn_with_both_channels():
 def test_motif_dc_close_to_gin_and_uses_gnn():
     accs = {}
     for segnn, ch in (("smgnn", "dual"), ("none", "gnn")):
-        cfg = FitConfig(segnn=segnn, channels=ch, epochs=40, warmup=20, hidden=64, constant_feature=True)
+        cfg = FitConfig(segnn=segnn, channels=ch, epochs=40, warmup=20, hidden=64, constant_feature=True,
+                        pool="mean", norm="bn")
         gs, sp, model, pred = fit("motif", 3000, cfg)
         accs[ch] = split_metrics(gs, sp["test"], pred)["acc"]
         if ch == "dual":
@@ -117,11 +121,11 @@ def test_faith_batched_equals_per_graph_loop():
     gs = generate("motif", 12, seed=1)
     model, idx = _tiny_gnn(gs), np.arange(12)
     mask = predict(model, gs, idx)["mask"]
-    entries = perturbations(gs, idx, mask, ratio=0.3, budgets=[0.1, 0.5], n_samples=2, seed=0)
-    big = perturbed_probs(model, gs, entries, chunk=4096)
-    loop = perturbed_probs(model, gs, entries, chunk=1)
+    pert = perturbations(gs, idx, mask, ratio=0.3, budgets=[0.1, 0.5], n_samples=2, seed=0)
+    big = perturbed_probs(model, gs, pert.entries, chunk=4096)
+    loop = perturbed_probs(model, gs, pert.entries, chunk=1)
     np.testing.assert_allclose(big, loop, rtol=1e-5, atol=1e-6)
-    assert len(entries) == 12 * (1 + 2 * 2 * 2)
+    assert len(pert.entries) == 12 * (1 + 2 * 2 * 2)       # every motif graph has > 6 directed edges
 
 
 def test_faith_of_an_edge_blind_model_is_closed_form():
@@ -129,33 +133,71 @@ def test_faith_of_an_edge_blind_model_is_closed_form():
     gs = generate("redblue", 8, seed=0)
     model = DCGNN(2, 2, channels="rule").eval()
     mask = np.random.default_rng(0).random(gs.edge_index.shape[1])
-    sc = evaluate_faith(model, gs, np.arange(8), mask, ratio=0.3, budgets=[0.2], n_samples=2, seed=0)
+    sc = evaluate_faith(model, gs, np.arange(8), mask, ratio=0.3, budgets=[0.05], n_samples=2, seed=0)
     assert sc["sufficiency"][0] == 1.0 and sc["necessity"][0] == 0.0 and sc["faith"][0] == 0.0
 
 
-def test_faith_scores_formula():
-    # one graph, one budget, one sample: p(G) = (1, 0); complement removal → (0.5, 0.5); explanation → (0, 1)
-    probs = np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])
-    sc = faith_scores(probs, 1, 1, 1)
-    suf, nec = np.exp(-1.0), 1 - np.exp(-2.0)
-    assert sc["sufficiency"][0] == pytest.approx(suf)
+def _cycle(n, marked, first=0):
+    """Edges of an n-cycle (both directions) and node features [marked, 1]."""
+    u = np.arange(n)
+    e = np.stack([u, (u + 1) % n])
+    return np.concatenate([e, e[::-1]], 1) + first, np.stack([np.isin(u, marked), np.ones(n)], 1)
+
+
+class MarkedEdgeModel(torch.nn.Module):
+    """p(class 1) = 0.05 + 0.9·s/6, s = kept directed edges whose two ends are marked (x[:, 0] = 1)."""
+
+    def forward(self, data):
+        both = (data.x[data.edge_index[0], 0] * data.x[data.edge_index[1], 0]).double()
+        s = torch.zeros(data.num_graphs, dtype=torch.float64).index_add_(0, data.batch[data.edge_index[0]], both)
+        p1 = 0.05 + 0.9 * s / 6
+        return {"logits": torch.log(torch.stack([1 - p1, p1], -1))}
+
+
+def test_faith_hand_computed_official_definition():
+    """Three graphs: a 10-cycle whose explanation (top 30% = 3 edges) is exactly the marked path 0-1-2-3, a
+    10-cycle without marked nodes, and a triangle (6 directed edges: skipped). Mean size Ē = (20+20+6)/3, so
+    α = 0.1 removes k_nec = ⌊1.53⌋ = 1 explanation edge and k_suf = ⌊3.07⌋ = 3 complement edges.
+    Graph 1: removing one of the 3 marked edges drops s from 6 to 4, p1 from 0.95 to 0.65, L1 = 0.6 in every
+    draw, so Nec = 1 − e^−0.6; complement edges do not matter: Suf = 1. Graph 2: s = 0 always: Suf 1, Nec 0.
+    FAITH = harmonic mean of the means (Suf 1, Nec (1 − e^−0.6)/2), not the mean of per-graph FAITHs."""
+    from paperkit.methods.dcgnn.data import GraphSet
+
+    e1, x1 = _cycle(10, [0, 1, 2, 3])
+    e2, x2 = _cycle(10, [], first=10)
+    e3, x3 = _cycle(3, [], first=20)
+    gs = GraphSet(x=np.concatenate([x1, x2, x3]).astype(np.float32),
+                  edge_index=np.concatenate([e1, e2, e3], 1).astype(np.int64),
+                  graph_ptr=np.array([0, 10, 20, 23]), y=np.array([1, 0, 0]), feature_names=["marked", "one"],
+                  class_names=["a", "b"])
+    score1 = np.where(np.isin(e1, [0, 1, 2, 3]).all(0), 1.0, 0.0)
+    mask = np.concatenate([score1, np.random.default_rng(0).random(20), np.zeros(6)])
+    sc = evaluate_faith(MarkedEdgeModel(), gs, np.arange(3), mask, ratio=0.3, budgets=[0.1], n_samples=5, seed=0)
+    nec = (1 - np.exp(-0.6)) / 2
+    assert sc["graphs_sufficiency"][0] == 2 and sc["graphs_necessity"][0] == 2
+    assert sc["sufficiency"][0] == pytest.approx(1.0)
     assert sc["necessity"][0] == pytest.approx(nec)
-    assert sc["faith"][0] == pytest.approx(2 * suf * nec / (suf + nec))
+    assert sc["faith"][0] == pytest.approx(2 * nec / (1 + nec))
 
 
 def test_removal_counts_and_undirected_pairs():
     gs = generate("motif", 3, seed=0)
     idx = np.arange(3)
     mask = np.arange(gs.edge_index.shape[1], dtype=float)
-    entries = perturbations(gs, idx, mask, ratio=0.5, budgets=[1.0], n_samples=1, seed=0)
-    eptr = gs.edge_ptr()
+    pert = perturbations(gs, idx, mask, ratio=0.5, budgets=[0.1], n_samples=1, seed=0)
+    eptr, n_edges = gs.edge_ptr(), np.diff(gs.edge_ptr())
+    k_nec, k_suf = int(0.1 * n_edges.mean()), int(0.2 * n_edges.mean())
     for g in range(3):
-        full, suf, nec = entries[3 * g:3 * g + 3]
+        full, suf, nec = pert.entries[3 * g:3 * g + 3]
         e = gs.edge_index[:, eptr[g]:eptr[g + 1]]
         kept = {tuple(p) for p in e[:, suf[1]].T}
         assert all((v, u) in kept for u, v in kept)          # both directions leave together
-        assert full[1].all() and (suf[1] | nec[1]).all() and not (suf[1] & nec[1]).any()
-        assert suf[1].sum() + nec[1].sum() == e.shape[1]    # budget 1: complement + explanation = all
+        assert full[1].all()
+        n_expl = int(np.ceil(0.5 * n_edges[g] / 2))
+        assert (~suf[1]).sum() == 2 * min(k_suf, n_edges[g] // 2 - 2, n_edges[g] // 2 - n_expl)
+        assert (~nec[1]).sum() == 2 * min(k_nec, n_edges[g] // 2 - 2, n_expl)
+        assert not (~suf[1] & ~nec[1]).any()                 # complement and explanation are disjoint
+    assert pert.cell.tolist() == [-1, 0, 1] * 3
 
 
 def check_gt_beats_random(n_graphs, epochs):
@@ -163,7 +205,7 @@ def check_gt_beats_random(n_graphs, epochs):
     gs, sp, model, _ = gsat_on_motif(n_graphs, epochs)
     idx = sp["train"][:60]
     gt = gs.edge_gt[np.concatenate([np.arange(*gs.edge_ptr()[g:g + 2]) for g in idx])].astype(float)
-    kw = dict(ratio=0.25, budgets=[0.2, 0.4], n_samples=3, seed=0)
+    kw = dict(ratio=0.25, budgets=[0.05, 0.1], n_samples=3, seed=0)
     f_gt = evaluate_faith(model, gs, idx, gt, **kw)["faith"].mean()
     f_rand = evaluate_faith(model, gs, idx, gt, random_explanation=True, **kw)["faith"].mean()
     assert f_gt > f_rand

@@ -23,8 +23,10 @@ COMBINERS = ("len", "linear", "mlp", "product", "godel")
 EPS = 1e-6
 
 
-def _mlp(d_in: int, d_hidden: int, d_out: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(d_in, d_hidden), nn.ReLU(), nn.Linear(d_hidden, d_out))
+def _mlp(d_in: int, d_hidden: int, d_out: int, norm: str = "none") -> nn.Sequential:
+    """GIN's MLP; ``norm`` "bn" puts a BatchNorm after the first layer (the official ``use_norm: bn``)."""
+    mid = [nn.BatchNorm1d(d_hidden)] if norm == "bn" else []
+    return nn.Sequential(nn.Linear(d_in, d_hidden), *mid, nn.ReLU(), nn.Linear(d_hidden, d_out))
 
 
 def _masked_gin_conv_class() -> type:
@@ -33,9 +35,9 @@ def _masked_gin_conv_class() -> type:
     class MaskedGINConv(MessagePassing):
         """GIN: h_v' = MLP((1 + ε) h_v + Σ_u m_uv h_u), the messages scaled by the edge mask m."""
 
-        def __init__(self, d_in: int, d_out: int):
+        def __init__(self, d_in: int, d_out: int, norm: str = "none"):
             super().__init__(aggr="add")
-            self.nn = _mlp(d_in, d_out, d_out)
+            self.nn = _mlp(d_in, d_out, d_out, norm)
             self.eps = nn.Parameter(torch.zeros(1))
 
         def forward(self, x: torch.Tensor, edge_index: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -49,10 +51,10 @@ def _masked_gin_conv_class() -> type:
 
 
 class GINEncoder(nn.Module):
-    def __init__(self, d_in: int, hidden: int, n_layers: int = 3):
+    def __init__(self, d_in: int, hidden: int, n_layers: int = 3, norm: str = "none"):
         super().__init__()
         conv = _masked_gin_conv_class()
-        self.convs = nn.ModuleList([conv(d_in if i == 0 else hidden, hidden) for i in range(n_layers)])
+        self.convs = nn.ModuleList([conv(d_in if i == 0 else hidden, hidden, norm) for i in range(n_layers)])
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         for i, conv in enumerate(self.convs):
@@ -96,15 +98,16 @@ def l1_entropy(p: torch.Tensor, ent_coef: float) -> torch.Tensor:
 class SEGNN(nn.Module):
     """Extractor (GIN + edge MLP on endpoint pairs) → mask → GIN classifier with sum pooling."""
 
-    def __init__(self, d_in: int, n_classes: int, hidden: int, kind: str, average_edge_attn: str = "mean"):
+    def __init__(self, d_in: int, n_classes: int, hidden: int, kind: str, average_edge_attn: str = "mean",
+                 pool: str = "sum", norm: str = "none"):
         super().__init__()
-        self.kind, self.average = kind, average_edge_attn
+        self.kind, self.average, self.pool = kind, average_edge_attn, pool
         if kind != "none":
-            self.extractor = GINEncoder(d_in, hidden)
+            self.extractor = GINEncoder(d_in, hidden, norm=norm)
             self.edge_mlp = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
         if kind == "gisst":
             self.feature_logits = nn.Parameter(torch.zeros(d_in))
-        self.classifier = GINEncoder(d_in, hidden)
+        self.classifier = GINEncoder(d_in, hidden, norm=norm)
         self.head = nn.Linear(hidden, n_classes)
 
     def edge_logits(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
@@ -125,14 +128,15 @@ class SEGNN(nn.Module):
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor, batch: torch.Tensor, n_graphs: int,
                 mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Class logits and the edge mask used (``mask`` given: classify under that mask instead)."""
-        from torch_geometric.nn import global_add_pool
+        from torch_geometric.nn import global_add_pool, global_mean_pool
 
         if mask is None:
             mask = self.edge_mask(x, edge_index, x.shape[0])
         if self.kind == "gisst":
             x = x * torch.sigmoid(self.feature_logits)
         h = self.classifier(x, edge_index, mask)
-        return self.head(global_add_pool(h, batch, n_graphs)), mask
+        pooled = (global_mean_pool if self.pool == "mean" else global_add_pool)(h, batch, n_graphs)
+        return self.head(pooled), mask
 
     def regulariser(self, mask: torch.Tensor | None, *, r: float, ent_coef: float) -> torch.Tensor:
         if mask is None or mask.numel() == 0:
@@ -152,7 +156,9 @@ class RuleChannel(nn.Module):
         super().__init__()
         self.constant = constant
         self.linear = nn.Linear(d_in + int(constant), n_classes)
-        nn.init.zeros_(self.linear.weight)   # start from the empty rule; counts are large, random weights saturate
+        # Start from the empty rule: counts reach the hundreds, so random weights saturate the logits and Adam
+        # needs hundreds of steps to undo a wrong sign (the official code trains ~8,000 steps; examples ~250).
+        nn.init.zeros_(self.linear.weight)
 
     def counts(self, x: torch.Tensor, batch: torch.Tensor, n_graphs: int) -> torch.Tensor:
         from torch_geometric.nn import global_add_pool
@@ -166,54 +172,70 @@ class RuleChannel(nn.Module):
 
 
 class EntropyLinear(nn.Module):
-    """LEN entropy-linear layer (Barbiero et al., 2022): per output class c, input relevances
-    α_c = softmax_j(‖W_c[:, j]‖₁ / τ) rescale the inputs before the linear map."""
+    """LEN entropy-linear layer (Barbiero et al., 2022) as the official DC-GNN code uses it: one layer shared by
+    all classes whose input relevances α = softmax_j(‖W[:, j]‖₁ / τ) rescale the inputs before the linear map."""
 
-    def __init__(self, d_in: int, d_hidden: int, n_out: int, temperature: float):
+    def __init__(self, d_in: int, d_hidden: int, temperature: float):
         super().__init__()
         self.temperature = temperature
-        self.weight = nn.Parameter(torch.empty(n_out, d_hidden, d_in))
-        self.bias = nn.Parameter(torch.zeros(n_out, d_hidden))
-        nn.init.kaiming_uniform_(self.weight.view(-1, d_in), a=math.sqrt(5))
+        self.weight = nn.Parameter(torch.empty(d_hidden, d_in))
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        with torch.no_grad():   # equal column norms: every input starts equally relevant, training decides
+            norms = self.weight.abs().sum(0)
+            self.weight.mul_(norms.mean() / norms)
 
     def alpha(self) -> torch.Tensor:
-        return torch.softmax(self.weight.abs().sum(1) / self.temperature, dim=-1)   # (n_out, d_in)
+        return torch.softmax(self.weight.abs().sum(0) / self.temperature, dim=-1)   # (d_in,)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a = self.alpha()
-        a = a / a.max(dim=-1, keepdim=True).values
-        return torch.einsum("bj,chj->bch", x, self.weight * a[:, None, :]) + self.bias
+        return (x * self.alpha()) @ self.weight.T
+
+
+def channel_width(n_classes: int) -> int:
+    """Inputs per channel to the combiner: one (the class-1 logit margin) for two classes, as the official
+    code's single binary logit, else one per class."""
+    return 1 if n_classes == 2 else n_classes
+
+
+def channel_inputs(logits: torch.Tensor, t: float) -> torch.Tensor:
+    """σ(logit / t) per class, or σ((l₁ − l₀) / t) = p(class 1) at temperature t for two classes."""
+    if logits.shape[1] == 2:
+        return torch.sigmoid((logits[:, 1:] - logits[:, :1]) / t)
+    return torch.sigmoid(logits / t)
 
 
 class Combiner(nn.Module):
-    """Maps [σ(f_gnn/t), σ(f_rule/t)] ∈ [0, 1]^{2C} to class logits."""
+    """Maps the two channels' inputs [σ(f_gnn/t), σ(f_rule/t)] ∈ [0, 1]^{2w} to class logits."""
 
     def __init__(self, kind: str, n_classes: int, hidden: int, temperature: float):
         super().__init__()
-        self.kind, self.c = kind, n_classes
+        self.kind, self.c = kind, channel_width(n_classes)
         if kind == "len":
-            self.entropy = EntropyLinear(2 * n_classes, hidden, n_classes, temperature)
-            self.dense = nn.Sequential(nn.LeakyReLU(), nn.Linear(hidden, hidden), nn.LeakyReLU(), nn.Linear(hidden, 1))
+            self.entropy = EntropyLinear(2 * self.c, hidden, temperature)
+            self.dense = nn.Sequential(nn.LeakyReLU(), nn.Linear(hidden, hidden), nn.LeakyReLU(),
+                                       nn.Linear(hidden, n_classes))
         elif kind == "linear":
-            self.net = nn.Linear(2 * n_classes, n_classes)
+            self.net = nn.Linear(2 * self.c, n_classes)
         elif kind == "mlp":
-            self.net = nn.Sequential(nn.Linear(2 * n_classes, hidden), nn.LeakyReLU(), nn.Linear(hidden, n_classes))
+            self.net = nn.Sequential(nn.Linear(2 * self.c, hidden), nn.LeakyReLU(), nn.Linear(hidden, n_classes))
 
     def forward(self, s: torch.Tensor) -> torch.Tensor:
         if self.kind == "len":
-            return self.dense(self.entropy(s)).squeeze(-1)
+            return self.dense(self.entropy(s))
         if self.kind in ("linear", "mlp"):
             return self.net(s)
         g, r = s[:, :self.c], s[:, self.c:]
         score = g * r if self.kind == "product" else torch.minimum(g, r)
+        if self.c == 1:                       # p(class 1) of the t-norm; class 0 gets the rest
+            score = torch.cat([1 - score, score], -1)
         return torch.log(score + EPS)
 
     def relevance(self) -> tuple[float, float] | None:
-        """(GNN, rule) channel relevance: the LEN α summed over each channel's inputs, mean over classes."""
+        """(GNN, rule) channel relevance: the LEN α summed over each channel's inputs."""
         if self.kind != "len":
             return None
         a = self.entropy.alpha().detach()
-        return float(a[:, :self.c].sum(-1).mean()), float(a[:, self.c:].sum(-1).mean())
+        return float(a[:self.c].sum()), float(a[self.c:].sum())
 
 
 class DCGNN(nn.Module):
@@ -221,16 +243,19 @@ class DCGNN(nn.Module):
 
     def __init__(self, d_in: int, n_classes: int, *, hidden: int = 64, segnn: str = "smgnn", channels: str = "dual",
                  combiner: str = "len", constant_feature: bool = False, combiner_hidden: int | None = None,
-                 combiner_temp: float = 0.6, average_edge_attn: str = "mean"):
+                 combiner_temp: float = 0.6, average_edge_attn: str = "mean", pool: str = "sum",
+                 norm: str = "none"):
         super().__init__()
         self.channels, self.n_classes = channels, n_classes
         self.temperature = 1.0
         if channels in ("dual", "gnn"):
-            self.gnn = SEGNN(d_in, n_classes, hidden, segnn, average_edge_attn)
+            self.gnn = SEGNN(d_in, n_classes, hidden, segnn, average_edge_attn, pool, norm)
         if channels in ("dual", "rule"):
             self.rule = RuleChannel(d_in, n_classes, constant_feature)
         if channels == "dual":
-            self.combiner = Combiner(combiner, n_classes, combiner_hidden or 10 * n_classes, combiner_temp)
+            # hidden 10 per combiner output as the official ConceptClassifier (one output for two classes)
+            self.combiner = Combiner(combiner, n_classes, combiner_hidden or 10 * channel_width(n_classes),
+                                     combiner_temp)
 
     def forward(self, data, mask: torch.Tensor | None = None) -> dict[str, torch.Tensor | None]:
         n = int(data.num_graphs)
@@ -241,7 +266,7 @@ class DCGNN(nn.Module):
             out["rule"] = self.rule(data.x, data.batch, n)
         if self.channels == "dual":
             t = self.temperature
-            out["logits"] = self.combiner(torch.cat([torch.sigmoid(out["gnn"] / t), torch.sigmoid(out["rule"] / t)], -1))
+            out["logits"] = self.combiner(torch.cat([channel_inputs(out["gnn"], t), channel_inputs(out["rule"], t)], -1))
         else:
             out["logits"] = out["gnn"] if self.channels == "gnn" else out["rule"]
         return out

@@ -59,9 +59,10 @@ def faith_figure(rows: list[dict[str, Any]], title: str) -> Any:
         if not sel:
             continue
         budgets = sorted({r["budget"] for r in sel})
-        mean = [np.mean([r["faith"] for r in sel if r["budget"] == b]) for b in budgets]
+        mean = [np.mean([r["faith"] for r in sel if r["budget"] == b and r["faith"] is not None] or [np.nan])
+                for b in budgets]
         ax.plot(budgets, mean, "o-", color=colour, label=kind.replace("_", " "))
-    ax.set_xlabel("removal budget (fraction of edges)")
+    ax.set_xlabel("budget α (edges removed: α·mean edges for Nec, 2α for Suf)")
     ax.set_ylabel("FAITH (harmonic mean of Suf, Nec)")
     ax.set_title(title)
     ax.legend(fontsize=8)

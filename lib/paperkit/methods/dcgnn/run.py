@@ -13,7 +13,7 @@ import numpy as np
 from paperkit.core import io
 from paperkit.core.errors import InputError, UsageError
 from paperkit.core.progress import progress as default_progress
-from paperkit.core.resources import check_memory
+from paperkit.core.resources import check_memory, resolve_jobs
 from paperkit.methods.dcgnn.data import SYNTHETIC, GraphSet, generate, load_data
 from paperkit.methods.dcgnn.model import CHANNELS, COMBINERS, SEGNNS
 from paperkit.methods.dcgnn.train import (
@@ -100,18 +100,24 @@ class FitSettings:
     warmup: int = _FC.warmup
     reg_weight: float = _FC.reg_weight
     rule_l1: float = _FC.rule_l1
+    side_lr: float = _FC.side_lr
     constant_feature: bool = _FC.constant_feature
     average_edge_attn: str = _FC.average_edge_attn
+    pool: str = _FC.pool
+    norm: str = _FC.norm
     top_k: int = 6
     seed: int = 0
     seeds: tuple[int, ...] = (0, 1, 2)
     device: str = "auto"
+    jobs: int = 0
+    max_memory_gb: float | None = None
 
     def fit_config(self) -> FitConfig:
         return FitConfig(segnn=self.segnn, channels=self.channels, combiner=self.combiner, hidden=self.hidden,
                          epochs=self.epochs, batch_size=self.batch_size, lr=self.lr,
                          warmup=min(self.warmup, self.epochs), reg_weight=self.reg_weight, rule_l1=self.rule_l1,
-                         constant_feature=self.constant_feature, average_edge_attn=self.average_edge_attn)
+                         side_lr=self.side_lr,
+                         constant_feature=self.constant_feature, average_edge_attn=self.average_edge_attn, pool=self.pool, norm=self.norm)
 
 
 @dataclass
@@ -136,13 +142,15 @@ class FitResult:
 NODES_PER_GRAPH = {"redblue": 56, "topofeature": 47, "motif": 20}   # generators' mean sizes
 
 
-def check_graph_memory(n_graphs: int, nodes_per_graph: float, hidden: int = 0, batch_size: int = 0) -> None:
+def check_graph_memory(n_graphs: int, nodes_per_graph: float, hidden: int = 0, batch_size: int = 0,
+                       limit_gb: float | None = None) -> None:
     """Refuse, before generating or training, data or activations that cannot fit: ~4 directed edges per node,
     and per batch two 3-layer GINs keeping about 12 node- and edge-sized activations of width ``hidden``."""
     nodes = n_graphs * nodes_per_graph
-    check_memory(nodes * (4 * 16 + 40), "the graphs")
+    check_memory(nodes * (4 * 16 + 40), "the graphs", limit_gb=limit_gb)
     if hidden:
-        check_memory(min(batch_size, n_graphs) * nodes_per_graph * 5 * hidden * 4 * 12, "training activations")
+        check_memory(min(batch_size, n_graphs) * nodes_per_graph * 5 * hidden * 4 * 12, "training activations",
+                     limit_gb=limit_gb)
 
 
 def load_graphs(data: str | None, synthetic: str | None, n_graphs: int, seed: int) -> tuple[GraphSet, str]:
@@ -161,10 +169,12 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     _choice(s.channels, CHANNELS, "--channels")
     _choice(s.combiner, COMBINERS, "--combiner")
     _choice(s.average_edge_attn, ("mean", "none"), "--average-edge-attn")
+    _choice(s.pool, ("sum", "mean"), "--pool")
+    _choice(s.norm, ("none", "bn"), "--norm")
     if not s.seeds:
         raise UsageError("--seeds is empty")
     if s.synthetic in NODES_PER_GRAPH:
-        check_graph_memory(s.n_graphs, NODES_PER_GRAPH[s.synthetic], s.hidden, s.batch_size)
+        check_graph_memory(s.n_graphs, NODES_PER_GRAPH[s.synthetic], s.hidden, s.batch_size, s.max_memory_gb)
     gs, source = load_graphs(s.data, s.synthetic, s.n_graphs, s.seed)
     if s.channels != "gnn" and not s.constant_feature and np.all(gs.x == gs.x[:1]) and gs.x.shape[1] == 1:
         raise InputError(f"{source}: --channels {s.channels} needs node features, but every node has the same "
@@ -173,7 +183,7 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     for name in ("train", "test"):
         if len(splits[name]) == 0:
             raise InputError(f"{source}: the {name} split is empty")
-    check_graph_memory(gs.n_graphs, gs.graph_ptr[-1] / gs.n_graphs, s.hidden, s.batch_size)
+    check_graph_memory(gs.n_graphs, gs.graph_ptr[-1] / gs.n_graphs, s.hidden, s.batch_size, s.max_memory_gb)
     return FitInputs(s, gs, source, splits)
 
 
@@ -194,9 +204,31 @@ def fit_one_seed(inputs: FitInputs, seed: int, device: Any, progress: Any) -> di
     row = {"seed": seed, **{f"{sp}_{k}": v for sp, m in metrics.items() for k, v in m.items()},
            "gnn_relevance": None if rel is None else rel[0], "rule_relevance": None if rel is None else rel[1],
            "channel": None if rel is None else channel_used(rel), "explanation_auroc": test_auroc}
-    return {"row": row, "rule": export_rule(model, gs), "history": history, "train_seconds": seconds,
+    train_pred = {k: None if v is None or k == "mask" else v[splits["train"]] for k, v in pred.items()}
+    return {"row": row, "rule": export_rule(model, gs, train_pred), "history": history, "train_seconds": seconds,
             "state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
             "mask": None if pred["mask"] is None else pred["mask"].astype(np.float32)}
+
+
+def _fit_seed_worker(inputs: FitInputs, seed: int, threads: int) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(threads)
+    return fit_one_seed(inputs, seed, "cpu", lambda it, **_: it)
+
+
+def fit_seeds_in_parallel(inputs: FitInputs, seeds: list[int], jobs: int) -> dict[int, dict[str, Any]]:
+    """Train ``seeds`` in up to ``jobs`` processes (each seed seeds its own model, so the results do not
+    depend on the split); {} when one process is enough, and the caller trains them in turn."""
+    workers = min(jobs, len(seeds))
+    if workers <= 1:
+        return {}
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+        futures = {seed: pool.submit(_fit_seed_worker, inputs, seed, max(1, jobs // workers)) for seed in seeds}
+        return {seed: f.result() for seed, f in futures.items()}
 
 
 def _subset_mask(gs: GraphSet, mask: np.ndarray | None, idx: np.ndarray) -> np.ndarray | None:
@@ -216,10 +248,10 @@ def execute_fit(inputs: FitInputs, run: Any, progress: Any = default_progress) -
 
     s, gs = inputs.settings, inputs.data
     device = resolve_device(s.device)
-    results = []
-    for seed in s.seeds:
-        results.append(run.cached(f"seed{seed}", lambda seed=seed: fit_one_seed(inputs, seed, device, progress),
-                                  fmt="pt"))
+    todo = [seed for seed in s.seeds if not run.has_checkpoint(f"seed{seed}.pt")]
+    done = fit_seeds_in_parallel(inputs, todo, resolve_jobs(s.jobs)) if str(device) == "cpu" else {}
+    results = [run.cached(f"seed{seed}", lambda seed=seed: done.get(seed) or fit_one_seed(inputs, seed, device, progress),
+                          fmt="pt") for seed in s.seeds]
     rows = [r["row"] for r in results]
     keys = [k for k in rows[0] if k not in ("seed", "channel")]
     metrics = {"source": inputs.source, "graphs": gs.n_graphs, "classes": gs.class_names,
@@ -280,8 +312,8 @@ class FaithSettings:
     n_graphs: int = 2000
     split: str = "test"
     ratio: float = 0.3
-    budgets: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4)
-    samples: int = 4
+    budgets: tuple[float, ...] = (0.01, 0.05, 0.1)   # the official NECALPHA values
+    samples: int = 8                                  # the official expval_budget
     max_graphs: int = 300
     seed: int = 0
     device: str = "auto"
@@ -301,7 +333,7 @@ def prepare_faith(settings: FaithSettings) -> FaithInputs:
     s = settings
     _choice(s.split, SPLITS + ("all",), "--split")
     if not s.budgets or any(not 0 < b <= 1 for b in s.budgets):
-        raise UsageError(f"--budgets {list(s.budgets)}: each budget is a fraction in (0, 1]")
+        raise UsageError(f"--budgets {list(s.budgets)}: each budget is a fraction in (0, 1] of the mean edge count")
     model, blob = load_model(s.model)
     if blob["config"]["channels"] == "rule":
         raise UsageError(f"{s.model}: a rule-only model has no edge explanation to test")
@@ -338,10 +370,32 @@ def execute_faith(inputs: FaithInputs, run: Any, progress: Any = default_progres
                                     n_samples=s.samples, seed=s.seed + i, random_explanation=kind == "random",
                                     device=device)
                 out += [{"seed": inputs.blob["seeds"][i], "explanation": kind, "budget": b,
-                         **{k: float(v[j]) for k, v in sc.items()}} for j, b in enumerate(s.budgets)]
+                         **{k: _number(v[j]) for k, v in sc.items()}} for j, b in enumerate(s.budgets)]
             return out
         rows += run.cached(f"faith_seed{inputs.blob['seeds'][i]}", compute, fmt="json")
     return rows
+
+
+def _number(v: Any) -> float | int | None:
+    """A JSON-safe number: counts as int, NaN (no graph had the test) as None."""
+    if isinstance(v, np.integer):
+        return int(v)
+    return None if np.isnan(v) else float(v)
+
+
+def faith_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean FAITH per explanation kind and the paper's ratio FAITH(random) / FAITH(model), per budget and
+    overall (Table 11 averages the ratio over the budgets)."""
+    def mean(kind: str, budget: float | None = None) -> float | None:
+        vals = [r["faith"] for r in rows if r["explanation"] == kind and r["faith"] is not None
+                and (budget is None or r["budget"] == budget)]
+        return float(np.mean(vals)) if vals else None
+
+    kinds = sorted({r["explanation"] for r in rows})
+    budgets = sorted({r["budget"] for r in rows})
+    ratios = [(mean("random", b) or 0.0) / m for b in budgets if (m := mean("model", b))]
+    return {"mean_faith": {k: mean(k) for k in kinds},
+            "random_over_model": float(np.mean(ratios)) if ratios else None}
 
 
 # ---------------------------------------------------------------------------------------- explain
@@ -383,7 +437,7 @@ def explain_graphs(inputs: ExplainInputs) -> list[dict[str, Any]]:
     n = gs.n_graphs if s.max_graphs == 0 else min(gs.n_graphs, s.max_graphs)
     idx = np.arange(n)
     pred = predict(model, gs, idx, device=device)
-    rule = export_rule(model, gs) if model.channels != "gnn" else None
+    rule = export_rule(model, gs, pred) if model.channels != "gnn" else None
     rel = model.relevance()
     eptr, names = gs.edge_ptr(), list(gs.feature_names) + (["nodes"] if rule and model.rule.constant else [])
     counts = np.add.reduceat(gs.x, gs.graph_ptr[:-1], axis=0)

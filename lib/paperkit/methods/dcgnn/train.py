@@ -37,15 +37,24 @@ class FitConfig:
     end_temp: float = 0.3
     combiner_temp: float = 0.6
     rule_l1: float = 0.001
-    len_entropy: float = 0.1       # LEN's entropy penalty on the channel relevances α (pushes one choice)
+    side_lr: float = 5e-3          # Adam lr of the rule channel and the combiner (the official lr_filternode)
     constant_feature: bool = False
     average_edge_attn: str = "mean"
+    pool: str = "sum"              # GNN-channel readout; the official configs use mean on GOOD-Motif
+    norm: str = "none"             # "bn": BatchNorm in the GIN MLPs (the official GOOD-Motif use_norm)
 
 
 def build_model(cfg: FitConfig, d_in: int, n_classes: int) -> DCGNN:
     return DCGNN(d_in, n_classes, hidden=cfg.hidden, segnn=cfg.segnn, channels=cfg.channels, combiner=cfg.combiner,
                  constant_feature=cfg.constant_feature, combiner_temp=cfg.combiner_temp,
-                 average_edge_attn=cfg.average_edge_attn)
+                 average_edge_attn=cfg.average_edge_attn, pool=cfg.pool, norm=cfg.norm)
+
+
+def param_groups(model: DCGNN, cfg: FitConfig) -> list[dict]:
+    """The GNN channel at ``lr``; the rule channel and the combiner at ``side_lr`` (as the official code)."""
+    side = [p for n, p in model.named_parameters() if not n.startswith("gnn.")]
+    gnn = [p for n, p in model.named_parameters() if n.startswith("gnn.")]
+    return [g for g in ({"params": gnn, "lr": cfg.lr}, {"params": side, "lr": cfg.side_lr}) if g["params"]]
 
 
 def to_pyg(gs: GraphSet, idx: np.ndarray | None = None) -> list:
@@ -86,9 +95,6 @@ def loss_terms(model: DCGNN, out: dict, y: torch.Tensor, epoch: int, cfg: FitCon
         else:
             w = 0.0 if (cfg.segnn == "smgnn" and epoch < cfg.reg_off_epochs) else cfg.reg_weight
         terms["reg"] = w * model.gnn.regulariser(out["mask"], r=gsat_prior(epoch), ent_coef=cfg.entropy_coef)
-    if cfg.channels == "dual" and cfg.combiner == "len" and not warm:
-        a = model.combiner.entropy.alpha()
-        terms["len_entropy"] = cfg.len_entropy * -(a * torch.log(a)).sum(-1).mean()
     if cfg.channels != "gnn" and cfg.rule_l1 > 0:
         terms["rule_l1"] = cfg.rule_l1 * model.rule.linear.weight.abs().sum()
     return terms
@@ -101,7 +107,7 @@ def train_model(gs: GraphSet, train_idx: np.ndarray, cfg: FitConfig, seed: int, 
 
     torch.manual_seed(seed)
     model = build_model(cfg, gs.x.shape[1], gs.n_classes).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    opt = torch.optim.Adam(param_groups(model, cfg))
     gen = torch.Generator().manual_seed(seed)
     loader = DataLoader(to_pyg(gs, train_idx), batch_size=cfg.batch_size, shuffle=True, generator=gen,
                         drop_last=len(train_idx) > cfg.batch_size)
@@ -188,9 +194,14 @@ def split_metrics(gs: GraphSet, idx: np.ndarray, pred: dict) -> dict[str, float]
     return out
 
 
-def export_rule(model: DCGNN, gs: GraphSet) -> dict | None:
+def export_rule(model: DCGNN, gs: GraphSet, pred: dict | None = None) -> dict | None:
     """The rule channel as readable terms: per class score = Σ w·count(feature) + b; for two classes the
-    difference, i.e. predict class 1 iff Σ (w1 − w0)·count + (b1 − b0) > 0."""
+    difference, i.e. predict class 1 iff Σ (w1 − w0)·count + (b1 − b0) > 0.
+
+    A combiner may use the rule channel inverted (its inputs are σ(scores) of both classes, and nothing after
+    warm-up ties the channel to the labels). With ``pred`` (``predict``'s output on some graphs), a binary rule
+    that disagrees with the model on most of them is flipped, so that it reads as the model uses it;
+    ``inverted_by_combiner`` says so and ``agreement_with_model`` gives the fraction of agreeing graphs."""
     if model.channels == "gnn":
         return None
     w = model.rule.linear.weight.detach().cpu().numpy().astype(float)
@@ -198,13 +209,17 @@ def export_rule(model: DCGNN, gs: GraphSet) -> dict | None:
     names = list(gs.feature_names) + (["nodes"] if model.rule.constant else [])
     if gs.n_classes == 2:
         dw, db = w[1] - w[0], b[1] - b[0]
+        agree = None if pred is None else float(np.mean(pred["probs"].argmax(1) == pred["rule"].argmax(1)))
+        inverted = agree is not None and agree < 0.5
+        if inverted:
+            dw, db, agree = -dw, -db, 1 - agree
         terms = {n: float(v) for n, v in zip(names, dw, strict=True)}
         text = " ".join(f"{v:+.6g}*count({n})" for n, v in terms.items()) + f" {db:+.6g} > 0"
         return {"kind": "binary", "positive_class": gs.class_names[1], "negative_class": gs.class_names[0],
-                "terms": terms, "bias": float(db), "text": text}
+                "terms": terms, "bias": float(db), "text": text, "inverted_by_combiner": inverted,
+                "agreement_with_model": agree}
     scores = {c: {"terms": {n: float(v) for n, v in zip(names, w[k], strict=True)}, "bias": float(b[k])}
               for k, c in enumerate(gs.class_names)}
     return {"kind": "argmax", "classes": scores,
             "text": "; ".join(f"{c}: " + " ".join(f"{v:+.6g}*count({n})" for n, v in s["terms"].items())
                               + f" {s['bias']:+.6g}" for c, s in scores.items())}
-
