@@ -60,9 +60,11 @@ _POS = click.IntRange(min=1)
 @click.option("--eval-episodes", type=_POS, default=32, show_default=True,
               help="Greedy episodes per evaluation (sampled for hygma-ac).")
 @options.device_option
-@options.jobs_option
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Runs (algorithm × seed) trained at once, in processes of one torch thread each (the agent "
+                   "nets are small); 0 means one per CPU core. Results do not depend on it.")
 @options.run_dir_options
-def cli(run_dir, resume, force, **_):
+def cli(run_dir, resume, force, jobs, **_):
     """Train HYGMA-QMIX / HYGMA-AC and the QMIX, VDN, IQL baselines on cooperative grid tasks.
 
     Every run groups the agents by spectral clustering of their recent observations (kNN affinity,
@@ -97,7 +99,7 @@ def cli(run_dir, resume, force, **_):
     s = runtime.settings(HygmaTrainSettings, k_range=_.get("k_range") or None)
     inputs = prepare_hygma_train(s)
     run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("device",))
-    result = execute_hygma_train(inputs, run)
+    result = execute_hygma_train(inputs, run, jobs=jobs)
     tables.write_table(run.file("curves.csv"), result.curves)
     io.write_text(run.file("groups.jsonl"), "".join(json.dumps(g) + "\n" for g in result.groups))
     io.write_array(run.file("attention.npy"), result.attention)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from paperkit.core.errors import ConfigError, InputError, UsageError
+from paperkit.core.resources import check_memory
 from paperkit.methods.hygma.envs import PRESETS
 from paperkit.methods.hygma.grouping import assignment_ari
 from paperkit.methods.hygma.train import ALGOS, GROUPINGS, TrainConfig
@@ -106,9 +107,16 @@ def prepare_hygma_train(s: HygmaTrainSettings) -> HygmaTrainInputs:
     if s.steps < one_batch:
         raise UsageError(f"--steps {s.steps} is less than one batch of episodes ({s.batch_envs} envs × "
                          f"{env.horizon} steps = {one_batch})")
+    check_memory(replay_bytes(s, env), f"a replay of {s.buffer_episodes} episodes of {env.horizon} steps")
     configs = {a: s.config(a, n) for a in s.algo}
     jobs = [(a, seed) for a in s.algo for seed in s.seeds]
     return HygmaTrainInputs(s, n, env.horizon, configs, jobs)
+
+
+def replay_bytes(s: HygmaTrainSettings, env: Any) -> float:
+    """Replay memory from the options alone: per episode step, obs + masks + state + actions/reward (float32/bool)."""
+    per_step = 4.0 * env.n_agents * env.obs_dim + env.n_agents * env.n_actions + 4.0 * env.state_dim + 8.0 * env.n_agents + 12
+    return float(s.buffer_episodes) * (env.horizon + 1) * per_step * 2   # the sampled batch and tensors on top
 
 
 def job_name(algo: str, seed: int) -> str:
@@ -128,51 +136,77 @@ class HygmaTrainResult:
     attention: np.ndarray
 
 
-def execute_hygma_train(inputs: HygmaTrainInputs, run: Any, progress: Callable[..., Any] | None = None) -> HygmaTrainResult:
-    """One cached stage per (algorithm, seed); the result gathers curves, groups, attention and summaries."""
+def _fit_job(s: HygmaTrainSettings, config: TrainConfig, seed: int, on_steps: Callable[[int], None] | None = None) -> dict:
+    """Train one (algorithm, seed) on one torch thread (the agent nets are small); a checkpointable dict."""
     import torch
 
     from paperkit.core.devices import resolve_device
     from paperkit.methods.hygma.train import train
 
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    env, eval_env = make_envs(s)
+    out = train(env, config, seed, resolve_device(s.device), eval_env, on_steps=on_steps)
+    return {"curves": out.curves, "groups": out.groups, "attention": torch.as_tensor(out.attention),
+            "checkpoint": out.checkpoint, "timing": out.timing, "final": _plain_final(out.final)}
+
+
+def _pending_in_pool(inputs: HygmaTrainInputs, pending: list[tuple[str, int]], workers: int) -> dict:
+    """Train the pending jobs in ``workers`` forked processes; results by job name."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    s = inputs.settings
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {job_name(a, seed): pool.submit(_fit_job, s, inputs.configs[a], seed) for a, seed in pending}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def execute_hygma_train(inputs: HygmaTrainInputs, run: Any, progress: Callable[..., Any] | None = None,
+                        jobs: int = 1) -> HygmaTrainResult:
+    """One cached stage per (algorithm, seed), trained in ``jobs`` processes (0: one per core); the result
+    gathers curves, groups, attention and summaries. Results do not depend on ``jobs``."""
+    import os
+
     if progress is None:
         from paperkit.core.progress import progress
     s = inputs.settings
-    device = resolve_device(s.device)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    pending = [(a, seed) for a, seed in inputs.jobs if not run.has_checkpoint(f"{job_name(a, seed)}.pt")]
+    workers = min(jobs or os.cpu_count() or 1, len(pending))
     curves, groups, rows, models, attention = [], [], [], {}, []
-    with progress(total=s.steps * len(inputs.jobs), desc="hygma-train", unit="step") as bar:
+    with progress(total=len(inputs.jobs), desc="hygma-train", unit="run") as bar:
+        pooled = _pending_in_pool(inputs, pending, workers) if workers > 1 else {}
         for algo, seed in inputs.jobs:
-            def fit(algo: str = algo, seed: int = seed) -> dict:
-                bar.set_postfix_str(job_name(algo, seed))
-                env, eval_env = make_envs(s)
-                out = train(env, inputs.configs[algo], seed, device, eval_env,
-                            on_steps=lambda k: bar.update(min(k, max(0, s.steps - bar.n))))
-                return {"curves": out.curves, "groups": out.groups, "attention": torch.as_tensor(out.attention),
-                        "checkpoint": out.checkpoint, "timing": out.timing, "final": _plain_final(out.final)}
-
-            done = run.cached(job_name(algo, seed), fit, fmt="pt")
+            name = job_name(algo, seed)
+            bar.set_postfix_str(name)
+            done = run.cached(name, lambda a=algo, sd=seed, n=name: pooled.get(n) or _fit_job(s, inputs.configs[a], sd),
+                              fmt="pt")
+            bar.update(1)
             curves += [{"algo": algo, "seed": seed, **c} for c in done["curves"]]
             groups += [{"algo": algo, "seed": seed, **g} for g in done["groups"]]
-            models[job_name(algo, seed)] = done["checkpoint"]
+            models[name] = done["checkpoint"]
             attention.append(done["attention"].numpy())
-            final = done["final"]
-            row = {"algo": algo, "seed": seed, "return": final["return"], "success": final["success"],
-                   "k": done["groups"][-1]["k"], "regroupings": sum(g["kind"] == "dynamic" and g["accepted"]
-                                                                    for g in done["groups"]),
-                   "env_steps_per_s": done["timing"]["env_steps_per_s"],
-                   "cluster_share": done["timing"]["cluster_s"] / max(done["timing"]["wall_s"], 1e-9)}
-            if "helped" in final and algo.startswith("hygma"):
-                row["group_ari"] = assignment_ari(done["groups"][-1]["groups"], final["helped"])
-            rows.append(row)
+            rows.append(_run_row(algo, seed, done))
     summary = {"env": s.env, "preset": s.preset, "steps": s.steps, "n_agents": inputs.n_agents,
                "success_metric": "catch" if s.env in ("pp", "group-capture") else
                "collected" if s.env == "lbf-lite" else "return",
                "runs": rows, "mean": summarize(rows)}
     width = max((a.shape[-1] for a in attention if a.size), default=1)
-    att = np.concatenate([np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, width - a.shape[-1])]) for a in attention
-                          if a.size], 0) if any(a.size for a in attention) else np.zeros((0,), np.float32)
+    kept = [np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, width - a.shape[-1])]) for a in attention if a.size]
+    att = np.concatenate(kept, 0) if kept else np.zeros((0,), np.float32)
     return HygmaTrainResult(curves, groups, summary, models, att.astype(np.float32))
+
+
+def _run_row(algo: str, seed: int, done: dict) -> dict:
+    final, timing = done["final"], done["timing"]
+    row = {"algo": algo, "seed": seed, "return": final["return"], "success": final["success"],
+           "k": done["groups"][-1]["k"],
+           "regroupings": sum(g["kind"] == "dynamic" and g["accepted"] for g in done["groups"]),
+           "env_steps_per_s": timing["env_steps_per_s"], "train_s": timing["wall_s"],
+           "cluster_share": timing["cluster_s"] / max(timing["wall_s"], 1e-9)}
+    if "helped" in final and algo.startswith("hygma"):
+        row["group_ari"] = assignment_ari(done["groups"][-1]["groups"], final["helped"])
+    return row
 
 
 def summarize(rows: list[dict]) -> list[dict]:
