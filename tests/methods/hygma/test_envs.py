@@ -135,3 +135,21 @@ def test_user_env_with_mixed_actions_or_no_state_is_refused():
         ParallelBatch(_stateless_env, 2)
     batch = ParallelBatch(_stateless_env, 2, state_mode="obs-concat")
     assert batch.state_dim == batch.n_agents * batch.obs_dim
+
+
+def test_pp_observation_window_equals_a_brute_force_render():
+    core = PredatorPrey(n_agents=5, size=6, horizon=20, vision=1)
+    step = core.reset([4, 5])
+    step = core.step(np.random.default_rng(1).integers(0, 5, (2, 5)))
+    for b in range(2):
+        for i in range(5):
+            cells = []
+            for dr in (-1, 0, 1):
+                for dc in (-1, 0, 1):
+                    r, c = core.pos[b, i] + (dr, dc)
+                    inside = 0 <= r < 6 and 0 <= c < 6
+                    agents = sum((core.pos[b, j] == (r, c)).all() for j in range(5)) if inside else 0
+                    prey = float(inside and (core.prey[b] == (r, c)).all())
+                    cells += [agents, prey, float(not inside)]
+            expected = cells + [*(core.pos[b, i] / 5), float(core.reached[b, i])]
+            np.testing.assert_allclose(step.obs[b, i], expected, rtol=1e-6)

@@ -49,14 +49,21 @@ def _window(grid: np.ndarray, pos: np.ndarray, v: int) -> np.ndarray:
     return cells.reshape(pos.shape[0], pos.shape[1], -1, grid.shape[-1])
 
 
-def _pad(grid: np.ndarray, v: int) -> np.ndarray:
-    """Pad (B, G, G, C) by v with an extra 'outside' channel set on the padding."""
-    b, g, _, c = grid.shape
-    out = np.zeros((b, g + 2 * v, g + 2 * v, c + 1), dtype=np.float32)
-    out[..., c] = 1.0
-    out[:, v:v + g, v:v + g, :c] = grid
-    out[:, v:v + g, v:v + g, c] = 0.0
+def _padded(batch: int, size: int, v: int, channels: int) -> np.ndarray:
+    """A (B, G+2v, G+2v, C+1) grid, zero inside, with the last ('outside') channel set on the v-cell border."""
+    out = np.zeros((batch, size + 2 * v, size + 2 * v, channels + 1), dtype=np.float32)
+    out[..., channels] = 1.0
+    out[:, v:v + size, v:v + size, channels] = 0.0
     return out
+
+
+def _add(grid: np.ndarray, pos: np.ndarray, v: int, channel: int, weights: np.ndarray | float = 1.0) -> None:
+    """grid[b, r+v, c+v, channel] += weight for every (b, item) of ``pos`` (B, m, 2), repeats summed."""
+    b, m = pos.shape[:2]
+    _, rows, cols, _ = grid.shape
+    flat = (np.arange(b)[:, None] * rows + pos[..., 0] + v) * cols + pos[..., 1] + v
+    w = np.broadcast_to(np.asarray(weights, np.float32), (b, m)).ravel()
+    grid[..., channel] += np.bincount(flat.ravel(), w, minlength=b * rows * cols).reshape(b, rows, cols).astype(np.float32)
 
 
 class GridCore:
@@ -146,12 +153,11 @@ class PredatorPrey(GridCore):
         return -0.05 * (~self.reached).sum(1), self.reached.all(1)
 
     def _observe(self, reward: np.ndarray, done: np.ndarray) -> Step:
-        b, g = self.batch, self.size
-        grid = np.zeros((b, g, g, 2), np.float32)
-        idx = np.arange(b)[:, None]
-        np.add.at(grid, (idx, self.pos[..., 0], self.pos[..., 1], 0), 1.0)
-        grid[np.arange(b), self.prey[:, 0], self.prey[:, 1], 1] = 1.0
-        win = _window(_pad(grid, self.vision), self.pos, self.vision).reshape(b, self.n_agents, -1)
+        b, g, v = self.batch, self.size, self.vision
+        grid = _padded(b, g, v, 2)
+        _add(grid, self.pos, v, 0)
+        grid[np.arange(b), self.prey[:, 0] + v, self.prey[:, 1] + v, 1] = 1.0
+        win = _window(grid, self.pos, v).reshape(b, self.n_agents, -1)
         own = np.concatenate([self.pos / (g - 1), self.reached[..., None]], -1).astype(np.float32)
         state = np.concatenate([self.pos.reshape(b, -1) / (g - 1), self.prey / (g - 1), self.reached,
                                 np.full((b, 1), self.t / self.horizon)], 1).astype(np.float32)
@@ -201,10 +207,10 @@ class GroupCapture(GridCore):
         return reward, np.zeros(self.batch, bool)
 
     def _observe(self, reward: np.ndarray, done: np.ndarray) -> Step:
-        b, g = self.batch, self.size
-        grid = np.zeros((b, g, g, 1), np.float32)
-        np.add.at(grid, (np.arange(b)[:, None], self.pos[..., 0], self.pos[..., 1], 0), 1.0)
-        win = _window(_pad(grid, self.vision), self.pos, self.vision).reshape(b, self.n_agents, -1)
+        b, g, v = self.batch, self.size, self.vision
+        grid = _padded(b, g, v, 1)
+        _add(grid, self.pos, v, 0)
+        win = _window(grid, self.pos, v).reshape(b, self.n_agents, -1)
         rel = (self.prey[:, None] - self.pos[:, :, None]) / (g - 1)                 # (B, n, m, 2)
         dist = np.abs(rel).max(-1, keepdims=True)
         obs = np.concatenate([self.pos / (g - 1), win, np.concatenate([rel, dist], -1).reshape(b, self.n_agents, -1)],
@@ -267,13 +273,11 @@ class LevelForaging(GridCore):
         return reward, ~self.alive.any(1)
 
     def _observe(self, reward: np.ndarray, done: np.ndarray) -> Step:
-        b, g = self.batch, self.size
-        grid = np.zeros((b, g, g, 2), np.float32)
-        idx = np.arange(b)[:, None]
-        np.add.at(grid, (idx, self.pos[..., 0], self.pos[..., 1], 0), self.level / self.max_level)
-        bf, jf = np.nonzero(self.alive)
-        grid[bf, self.food[bf, jf, 0], self.food[bf, jf, 1], 1] = self.food_level[bf, jf] / (2 * self.max_level)
-        win = _window(_pad(grid, self.vision), self.pos, self.vision).reshape(b, self.n_agents, -1)
+        b, g, v = self.batch, self.size, self.vision
+        grid = _padded(b, g, v, 2)
+        _add(grid, self.pos, v, 0, self.level / self.max_level)
+        _add(grid, self.food, v, 1, self.food_level * self.alive / (2 * self.max_level))
+        win = _window(grid, self.pos, v).reshape(b, self.n_agents, -1)
         own = np.concatenate([self.pos / (g - 1), self.level[..., None] / self.max_level], -1)
         state = np.concatenate([self.pos.reshape(b, -1) / (g - 1), self.level / self.max_level,
                                 self.food.reshape(b, -1) / (g - 1), self.food_level * self.alive / (2 * self.max_level),

@@ -9,6 +9,7 @@ never sees the difference.
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any
 
 import numpy as np
@@ -89,9 +90,25 @@ def load_factory(spec: str) -> Any:
     except ImportError as e:
         raise ConfigError(f"--env {spec!r}: cannot import module {module!r} ({e})") from None
     factory = getattr(mod, name, None)
-    if not callable(factory):
-        raise ConfigError(f"--env {spec!r}: {module} has no callable {name!r}")
+    parallel_env, _ = _pz()
+    is_env_class = isinstance(factory, type) and issubclass(factory, parallel_env)
+    is_own_function = inspect.isfunction(factory) and factory.__module__ == mod.__name__
+    if not (is_env_class or is_own_function):
+        raise ConfigError(f"--env {spec!r}: expected a pettingzoo ParallelEnv class or a factory function defined "
+                          f"in {module}")
     return factory
+
+
+def build_env(factory: Any, name: str) -> Any:
+    """Call a checked factory; its result must be a ParallelEnv."""
+    parallel_env, _ = _pz()
+    try:
+        env = factory()
+    except Exception as e:   # a user factory may fail in any way: one line naming it
+        raise InputError(f"{name}: the factory failed: {type(e).__name__}: {e}") from None
+    if not isinstance(env, parallel_env):
+        raise InputError(f"{name}: the factory returned {type(env).__name__}, not a pettingzoo ParallelEnv")
+    return env
 
 
 class ParallelBatch:
@@ -101,7 +118,7 @@ class ParallelBatch:
 
     def __init__(self, factory: Any, batch: int, state_mode: str = "env", name: str = "user"):
         _, spaces = _pz()
-        self.envs = [factory() for _ in range(batch)]
+        self.envs = [build_env(factory, name) for _ in range(batch)]
         first = self.envs[0]
         self.name = name
         self.agents = list(first.possible_agents)

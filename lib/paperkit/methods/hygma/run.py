@@ -151,15 +151,18 @@ def _fit_job(s: HygmaTrainSettings, config: TrainConfig, seed: int, on_steps: Ca
             "checkpoint": out.checkpoint, "timing": out.timing, "final": _plain_final(out.final)}
 
 
-def _pending_in_pool(inputs: HygmaTrainInputs, pending: list[tuple[str, int]], workers: int) -> dict:
-    """Train the pending jobs in ``workers`` forked processes; results by job name."""
+def _train_in_pool(inputs: HygmaTrainInputs, run: Any, pending: list[tuple[str, int]], workers: int,
+                   bar: Any) -> None:
+    """Train the pending jobs in ``workers`` forked processes, checkpointing each stage as it finishes."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     s = inputs.settings
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {job_name(a, seed): pool.submit(_fit_job, s, inputs.configs[a], seed) for a, seed in pending}
-        return {name: f.result() for name, f in futures.items()}
+        futures = {pool.submit(_fit_job, s, inputs.configs[a], seed): job_name(a, seed) for a, seed in pending}
+        for f in as_completed(futures):
+            run.save_checkpoint(f"{futures[f]}.pt", f.result())
+            bar.update(1)
 
 
 def execute_hygma_train(inputs: HygmaTrainInputs, run: Any, progress: Callable[..., Any] | None = None,
@@ -175,13 +178,14 @@ def execute_hygma_train(inputs: HygmaTrainInputs, run: Any, progress: Callable[.
     workers = min(jobs or os.cpu_count() or 1, len(pending))
     curves, groups, rows, models, attention = [], [], [], {}, []
     with progress(total=len(inputs.jobs), desc="hygma-train", unit="run") as bar:
-        pooled = _pending_in_pool(inputs, pending, workers) if workers > 1 else {}
+        if workers > 1:
+            _train_in_pool(inputs, run, pending, workers, bar)
         for algo, seed in inputs.jobs:
             name = job_name(algo, seed)
             bar.set_postfix_str(name)
-            done = run.cached(name, lambda a=algo, sd=seed, n=name: pooled.get(n) or _fit_job(s, inputs.configs[a], sd),
-                              fmt="pt")
-            bar.update(1)
+            done = run.cached(name, lambda a=algo, sd=seed: _fit_job(s, inputs.configs[a], sd), fmt="pt")
+            if workers <= 1:
+                bar.update(1)
             curves += [{"algo": algo, "seed": seed, **c} for c in done["curves"]]
             groups += [{"algo": algo, "seed": seed, **g} for g in done["groups"]]
             models[name] = done["checkpoint"]
