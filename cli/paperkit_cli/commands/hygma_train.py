@@ -93,7 +93,12 @@ def cli(run_dir, resume, force, jobs, **_):
     import json
 
     from paperkit.core import io, tables
-    from paperkit.methods.hygma.run import HygmaTrainSettings, execute_hygma_train, model_blob, prepare_hygma_train
+    from paperkit.methods.hygma.run import (
+        HygmaTrainSettings,
+        execute_hygma_train,
+        model_blob,
+        prepare_hygma_train,
+    )
     from paperkit_cli import runtime
 
     s = runtime.settings(HygmaTrainSettings, k_range=_.get("k_range") or None)

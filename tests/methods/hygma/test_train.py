@@ -6,7 +6,15 @@ import torch
 
 from paperkit.methods.hygma.envs import make_core
 from paperkit.methods.hygma.grouping import assignment_ari, choose_groups
-from paperkit.methods.hygma.train import Learner, Replay, TrainConfig, agent_features, agent_inputs, rollout, train
+from paperkit.methods.hygma.train import (
+    Learner,
+    Replay,
+    TrainConfig,
+    agent_features,
+    agent_inputs,
+    rollout,
+    train,
+)
 
 TINY = dict(steps=400, batch_envs=4, batch_size=4, eval_every=200, eval_episodes=4, cluster_every=100, history=50,
             hidden=16, hgcn_hidden=16, hgcn_out=8, mixer_embed=8)
