@@ -14,9 +14,10 @@ def _mean_se(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray, np.nda
     length = min(len(p) for p in per)
     steps = np.mean([[float(r["step"]) for r in p[:length]] for p in per], 0)
     vals = np.array([[np.nan if r.get(key) in (None, "") else float(r[key]) for r in p[:length]] for p in per])
-    mean = np.nanmean(vals, 0) if np.isfinite(vals).any() else np.full(length, np.nan)
-    se = np.nanstd(vals, 0, ddof=1) / np.sqrt(len(per)) if len(per) > 1 else np.zeros(length)
-    return steps, mean, np.nan_to_num(se)
+    if not np.isfinite(vals).all():   # a column this algorithm does not log (group ARI of a baseline)
+        return steps, np.full(length, np.nan), np.zeros(length)
+    se = vals.std(0, ddof=1) / np.sqrt(len(per)) if len(per) > 1 else np.zeros(length)
+    return steps, vals.mean(0), se
 
 
 def curves_figure(runs: list[tuple[str, list[dict], list[dict]]]) -> Any:
