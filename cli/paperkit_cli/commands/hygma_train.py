@@ -80,8 +80,8 @@ def cli(run_dir, resume, force, jobs, **_):
     order), silhouette, moved fraction, accepted), attention.npy (samples × heads × agents × k_max),
     model.pt (every job's weights, for hygma-eval), summary.json (final greedy return/success per run,
     mean ± s.e. per algorithm, group ARI on group-capture, env steps/s, clustering share of time),
-    manifest.json. Each (algo, seed) is a checkpointed stage: --resume continues. Prints the
-    evaluation table on stderr and one JSON line on stdout.
+    manifest.json. Each (algo, seed) is a checkpointed stage: --resume continues. Prints each run's
+    evaluation lines and the final table on stderr, and one JSON line on stdout.
 
     \b
     Examples:
@@ -104,13 +104,18 @@ def cli(run_dir, resume, force, jobs, **_):
     s = runtime.settings(HygmaTrainSettings, k_range=_.get("k_range") or None)
     inputs = prepare_hygma_train(s)
     run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("device",))
-    result = execute_hygma_train(inputs, run, jobs=jobs)
+    metric = {"pp": "catch", "group-capture": "catches", "lbf-lite": "collected"}.get(s.env, "return")
+
+    def evaluations(name: str, curves: list[dict]) -> None:
+        options.report("\n".join(f"{name} step {c['step']}: return {c['return']:.3f}, {metric} {c['success']:.3f}, "
+                                  f"epsilon {c['epsilon']:.2f}, k {c['k']}" for c in curves))
+
+    result = execute_hygma_train(inputs, run, jobs=jobs, on_job=evaluations)
     tables.write_table(run.file("curves.csv"), result.curves)
     io.write_text(run.file("groups.jsonl"), "".join(json.dumps(g) + "\n" for g in result.groups))
     io.write_array(run.file("attention.npy"), result.attention)
     io.save_torch(run.file("model.pt"), model_blob(s, result.models))
     io.write_json(run.file("summary.json"), result.summary)
-    metric = result.summary["success_metric"]
     options.report_table(result.summary["runs"], [
         ("algo", "algo", ""), ("seed", "seed", ""), ("return", "return", ".3f"), ("success", metric, ".3f"),
         ("k", "k", ""), ("group_ari", "group ARI", ".2f"), ("env_steps_per_s", "steps/s", ".0f"),

@@ -109,7 +109,7 @@ def prepare_hygma_train(s: HygmaTrainSettings) -> HygmaTrainInputs:
                          f"{env.horizon} steps = {one_batch})")
     check_memory(replay_bytes(s, env), f"a replay of {s.buffer_episodes} episodes of {env.horizon} steps")
     configs = {a: s.config(a, n) for a in s.algo}
-    jobs = [(a, seed) for a in s.algo for seed in s.seeds]
+    jobs = [(a, seed) for seed in s.seeds for a in s.algo]   # seed-major: algorithms finish side by side
     return HygmaTrainInputs(s, n, env.horizon, configs, jobs)
 
 
@@ -166,9 +166,10 @@ def _train_in_pool(inputs: HygmaTrainInputs, run: Any, pending: list[tuple[str, 
 
 
 def execute_hygma_train(inputs: HygmaTrainInputs, run: Any, progress: Callable[..., Any] | None = None,
-                        jobs: int = 1) -> HygmaTrainResult:
+                        jobs: int = 1, on_job: Callable[[str, list[dict]], None] | None = None) -> HygmaTrainResult:
     """One cached stage per (algorithm, seed), trained in ``jobs`` processes (0: one per core); the result
-    gathers curves, groups, attention and summaries. Results do not depend on ``jobs``."""
+    gathers curves, groups, attention and summaries. ``on_job(name, curves)`` sees each job's evaluations.
+    Results do not depend on ``jobs``."""
     import os
 
     if progress is None:
@@ -186,6 +187,8 @@ def execute_hygma_train(inputs: HygmaTrainInputs, run: Any, progress: Callable[.
             done = run.cached(name, lambda a=algo, sd=seed: _fit_job(s, inputs.configs[a], sd), fmt="pt")
             if workers <= 1:
                 bar.update(1)
+            if on_job is not None:
+                on_job(name, done["curves"])
             curves += [{"algo": algo, "seed": seed, **c} for c in done["curves"]]
             groups += [{"algo": algo, "seed": seed, **g} for g in done["groups"]]
             models[name] = done["checkpoint"]
