@@ -37,7 +37,7 @@ class HypergraphAttention(nn.Module):
         xt = self.theta(x)
         if self.mode == "code":
             xt = torch.relu(xt)
-        edges = torch.einsum("en,bnd->bed", h, xt) / h.sum(dim=1).clamp(min=1)[None, :, None]
+        edges = torch.matmul(h / h.sum(dim=1, keepdim=True).clamp(min=1), xt)   # (B, E, d): member means
         q, k = self._split(self.query(xt)), self._split(self.key(edges))
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
         attention = torch.softmax(scores, dim=-1)
