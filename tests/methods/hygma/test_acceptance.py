@@ -48,7 +48,6 @@ def test_hygma_qmix_learns_a_tiny_predator_prey():
     cfg = TrainConfig(algo="hygma-qmix", steps=3000, batch_envs=8, batch_size=16, eval_every=1500, eval_episodes=32,
                       epsilon_anneal=1500, cluster_every=1000, k_min=2, k_max=2, grouping="single", target_every=40)
     out = train(core(), cfg, 0, "cpu", core())
-    print([(c["return"], c["success"]) for c in out.curves], out.final)
     assert out.final["return"] > out.curves[0]["return"] + 0.05
     assert out.final["success"] > out.curves[0]["success"]
 
