@@ -94,6 +94,7 @@ def cli(run_dir, resume, force, jobs, **_):
 
     from paperkit.core import io, tables
     from paperkit.methods.hygma.run import (
+        SUCCESS,
         HygmaTrainSettings,
         execute_hygma_train,
         model_blob,
@@ -104,7 +105,7 @@ def cli(run_dir, resume, force, jobs, **_):
     s = runtime.settings(HygmaTrainSettings, k_range=_.get("k_range") or None)
     inputs = prepare_hygma_train(s)
     run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("device",))
-    metric = {"pp": "catch", "group-capture": "catches", "lbf-lite": "collected"}.get(s.env, "return")
+    metric = SUCCESS.get(s.env, "return")
 
     def evaluations(name: str, curves: list[dict]) -> None:
         options.report("\n".join(f"{name} step {c['step']}: return {c['return']:.3f}, {metric} {c['success']:.3f}, "

@@ -18,6 +18,7 @@ from paperkit.methods.hygma.train import ALGOS, GROUPINGS, TrainConfig
 
 ENVS = tuple(PRESETS)
 STATE_MODES = ("env", "obs-concat")
+SUCCESS = {"pp": "catch", "group-capture": "catches", "lbf-lite": "collected"}   # what "success" measures
 
 
 @dataclass(frozen=True)
@@ -195,8 +196,7 @@ def execute_hygma_train(inputs: HygmaTrainInputs, run: Any, progress: Callable[.
             attention.append(done["attention"].numpy())
             rows.append(_run_row(algo, seed, done))
     summary = {"env": s.env, "preset": s.preset, "steps": s.steps, "n_agents": inputs.n_agents,
-               "success_metric": "catch" if s.env in ("pp", "group-capture") else
-               "collected" if s.env == "lbf-lite" else "return",
+               "success_metric": SUCCESS.get(s.env, "return"),
                "runs": rows, "mean": summarize(rows)}
     width = max((a.shape[-1] for a in attention if a.size), default=1)
     kept = [np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, width - a.shape[-1])]) for a in attention if a.size]
