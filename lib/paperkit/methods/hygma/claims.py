@@ -45,10 +45,10 @@ CLAIMS = (
           "Sec. 4 (dynamic grouping); CPU stand-in for the paper's cooperative tasks",
           "HYGMA ≥ QMIX; groups that reflect the task's structure",
           (_run("group-capture", "gc"),), _gc, Order("return_hygma", "return_qmix", higher_is_better=True),
-          full_steps=(_run("group-capture", "gc", 150000),), full_seeds=(0, 1, 2), quick_s=300, full_s=1800),
+          full_steps=(_run("group-capture", "gc", 150000),), full_seeds=(0, 1, 2), quick_s=400, full_s=1800),
     Claim("hygma/group-ari", "hygma-train",
           "The final HYGMA groups on group-capture agree with each agent's most-helped prey (ARI ≥ 0.5).",
           "Sec. 4 (dynamic grouping)", "groups reflect the task's coordination structure (qualitative)",
           (_run("group-capture", "gc"),), _gc, Interval("group_ari", lo=0.5),
-          full_steps=(_run("group-capture", "gc", 150000),), full_seeds=(0, 1, 2), quick_s=300, full_s=1800),
+          full_steps=(_run("group-capture", "gc", 150000),), full_seeds=(0, 1, 2), quick_s=400, full_s=1800),
 )
