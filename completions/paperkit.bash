@@ -840,6 +840,93 @@ _paperkit_gen_select_sim_completion_setup() {
 
 _paperkit_gen_select_sim_completion_setup;
 
+_paperkit_hygma_eval_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_HYGMA_EVAL_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_hygma_eval_completion_setup() {
+    complete -o nosort -F _paperkit_hygma_eval_completion paperkit-hygma-eval
+}
+
+_paperkit_hygma_eval_completion_setup;
+
+_paperkit_hygma_plot_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_HYGMA_PLOT_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_hygma_plot_completion_setup() {
+    complete -o nosort -F _paperkit_hygma_plot_completion paperkit-hygma-plot
+}
+
+_paperkit_hygma_plot_completion_setup;
+
+_paperkit_hygma_train_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_HYGMA_TRAIN_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_hygma_train_completion_setup() {
+    complete -o nosort -F _paperkit_hygma_train_completion paperkit-hygma-train
+}
+
+_paperkit_hygma_train_completion_setup;
+
 _paperkit_kd_rank_completion() {
     local IFS=$'\n'
     local response

@@ -521,6 +521,60 @@ end;
 
 complete --no-files --command paperkit-gen-select-sim --arguments "(_paperkit_gen_select_sim_completion)";
 
+function _paperkit_hygma_eval_completion;
+    set -l response (env _PAPERKIT_HYGMA_EVAL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-hygma-eval);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-hygma-eval --arguments "(_paperkit_hygma_eval_completion)";
+
+function _paperkit_hygma_plot_completion;
+    set -l response (env _PAPERKIT_HYGMA_PLOT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-hygma-plot);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-hygma-plot --arguments "(_paperkit_hygma_plot_completion)";
+
+function _paperkit_hygma_train_completion;
+    set -l response (env _PAPERKIT_HYGMA_TRAIN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-hygma-train);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-hygma-train --arguments "(_paperkit_hygma_train_completion)";
+
 function _paperkit_kd_rank_completion;
     set -l response (env _PAPERKIT_KD_RANK_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-kd-rank);
 

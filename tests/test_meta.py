@@ -104,7 +104,7 @@ FORBIDDEN = {"--threads", "--n-threads", "--workers", "--num-workers", "--out", 
 TORCH = {"kd-rank", "kd-rank-diag", "ferret-train", "ferret-recon", "ferret-server", "ferret-client", "ldsmc-train",
          "ldsmc-restore", "ldsmc-bench", "mm-prefill", "mm-prefill-search", "mm-prefill-bench", "cogmath-eval",
          "gen-select-embed", "symeq-fit", "dcgnn-fit", "dcgnn-faith", "dcgnn-explain", "kgfm-motif", "kgfm-eval",
-         "rgtg-train-rm", "rgtg-generate"}
+         "rgtg-train-rm", "rgtg-generate", "hygma-train", "hygma-eval"}
 # Commands without --seed: they draw no random numbers, or must not be seeded (everything else takes --seed).
 DETERMINISTIC = {"papers", "completion", "man", "reproduce", "cogmath-report", "sr-apo-front", "sr-apo-compare",
                  "mvml-predict", "bandit-bound", "disempower-explain", "kd-rank-diag", "symeq-basis",
@@ -113,7 +113,8 @@ DETERMINISTIC = {"papers", "completion", "man", "reproduce", "cogmath-report", "
                  "conformal-predict",  # takes its U draws from the fit saved by conformal-cv (its --seed)
                  "gen-select-embed", "dcgnn-fit", "dcgnn-faith", "dcgnn-explain",
                  "kgfm-lift", "kgfm-wl",  # LIFT and the WL test are exact, no randomness
-                 "var-approx-pyramid"}  # bicubic interpolation only
+                 "var-approx-pyramid",  # bicubic interpolation only
+                 "hygma-plot"}  # draws figures of finished runs
 # Commands still being moved onto the vocabulary; each entry must go (strict xfail fails once it is fixed).
 PENDING = {
 }

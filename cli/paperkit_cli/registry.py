@@ -77,7 +77,7 @@ PAPERS: tuple[Paper, ...] = (
           "Shan Zhang, Aotian Chen, Yanpeng Sun, Jindong Gu, Yi-Yu Zheng, Piotr Koniusz, Kai Zou, "
           "Anton van den Hengel, Yuan Xue", "2501.06430", ("sve-encode",)),
     Paper("hygma-train", "HYGMA: Hypergraph Coordination Networks with Dynamic Grouping for Multi-Agent "
-          "Reinforcement Learning", "Chiqiang Liu, Dazi Li", "2505.07207", ("hygma-train",)),
+          "Reinforcement Learning", "Chiqiang Liu, Dazi Li", "2505.07207", ("hygma-train", "hygma-eval", "hygma-plot")),
     Paper("symeq-fit", "Permutation Equivariant Neural Networks for Symmetric Tensors", "Edward Pearce-Crump",
           "2503.11276", ("symeq-basis", "symeq-fit")),
     Paper("var-approx", "Fundamental Limits of Visual Autoregressive Transformers: Universal Approximation Abilities",

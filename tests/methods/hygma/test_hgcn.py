@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 
@@ -37,9 +38,10 @@ def test_attention_loss_is_zero_at_uniform_and_has_a_gradient():
     assert loss >= 0
     loss.backward()
     assert net.layers[0].query.weight.grad.abs().sum() > 0
-    member = H.T[None, None].expand(1, 1, 6, 3)
-    uniform = member / member.sum(-1, keepdim=True)
+    uniform = torch.full((1, 1, 6, 3), 1 / 3)
     assert attention_loss(uniform, H).item() == pytest.approx(0.0, abs=1e-6)
+    peaked = torch.tensor([0.5, 0.25, 0.25]).expand(1, 1, 6, 3)
+    assert attention_loss(peaked, H).item() == pytest.approx(0.5 * np.log(1.5) + 0.5 * np.log(0.75), rel=1e-5)
 
 
 def test_consistency_loss_matches_direct_variance():

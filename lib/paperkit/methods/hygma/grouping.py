@@ -92,3 +92,14 @@ def incidence_matrix(labels: np.ndarray) -> np.ndarray:
     """Binary hyperedge incidence H (groups × agents): one hyperedge per group."""
     labels = canonical_labels(labels)
     return (labels[None, :] == np.arange(labels.max() + 1)[:, None]).astype(np.float32)
+
+
+def assignment_ari(labels: np.ndarray | list, helped: np.ndarray | list) -> float | None:
+    """ARI between groups and each agent's most-helped target (argmax over ``helped`` (agents, targets));
+    None when nothing was helped (no ground truth yet)."""
+    from sklearn.metrics import adjusted_rand_score
+
+    helped = np.asarray(helped, dtype=np.float64)
+    if helped.sum() == 0:
+        return None
+    return float(adjusted_rand_score(helped.argmax(1), np.asarray(labels)))

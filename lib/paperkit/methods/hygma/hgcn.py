@@ -1,7 +1,9 @@
 """Hypergraph attention convolution (HYGMA step 3), 2 layers (in → 64 → 48), 4 heads.
 
 ``mode="paper"`` is the paper's D_v^{-1/2} H_a W D_e^{-1} H_aᵀ D_v^{-1/2} X Θ with an attention-weighted
-incidence H_a (agent queries against hyperedge keys, softmax over the hyperedges an agent belongs to);
+incidence H_a = ½(H̄ᵀ + A): H̄ᵀ the membership rows normalised to sum 1, A the softmax of agent queries
+against every hyperedge's key. (A softmax restricted to an agent's own hyperedges is constant 1 when the
+groups partition the agents, as spectral clustering's do, and would leave the attention untrained.)
 ``mode="code"`` is the official code's layer (ReLU(XΘ), group sums, multi-head attention, ReLU(Linear)).
 Attention weights keep their gradient (the official code detached them), so L_attention trains them.
 """
@@ -35,19 +37,18 @@ class HypergraphAttention(nn.Module):
         xt = self.theta(x)
         if self.mode == "code":
             xt = torch.relu(xt)
-        edges = torch.einsum("en,bnd->bed", h, xt) / h.sum(dim=1).clamp(min=1)[None, :, None]
+        edges = torch.matmul(h / h.sum(dim=1, keepdim=True).clamp(min=1), xt)   # (B, E, d): member means
         q, k = self._split(self.query(xt)), self._split(self.key(edges))
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-        member = h.T.bool()[None, None]
-        attention = torch.softmax(scores.masked_fill(~member, -1e9), dim=-1) * member
+        attention = torch.softmax(scores, dim=-1)
         if self.mode == "code":
             mixed = (attention @ self._split(edges)).transpose(1, 2).reshape(xt.shape)
             return torch.relu(self.out(mixed)), attention
-        return torch.relu(self._normalised_conv(xt, attention)), attention
+        member = h.T / h.T.sum(-1, keepdim=True).clamp(min=1)
+        return torch.relu(self._normalised_conv(xt, 0.5 * (member + attention))), attention
 
-    def _normalised_conv(self, xt: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
-        """D_v^{-1/2} H_a W D_e^{-1} H_aᵀ D_v^{-1/2} X Θ per head, with W = I and H_a the attended incidence."""
-        ha = attention  # (B, heads, n, E): node-by-edge weights
+    def _normalised_conv(self, xt: torch.Tensor, ha: torch.Tensor) -> torch.Tensor:
+        """D_v^{-1/2} H_a W D_e^{-1} H_aᵀ D_v^{-1/2} X Θ per head, with W = I and H_a (B, heads, n, E) the attended incidence."""
         dv = ha.sum(-1).clamp(min=1e-6).rsqrt()  # (B, heads, n)
         de = ha.sum(-2).clamp(min=1e-6).reciprocal()  # (B, heads, E)
         xs = self._split(xt) * dv[..., None]
@@ -73,11 +74,9 @@ class HGCN(nn.Module):
 
 
 def attention_loss(attention: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    """KL(attention ‖ uniform over each agent's hyperedges), averaged over batch, heads and agents."""
-    member = h.T[None, None]
-    uniform = member / member.sum(-1, keepdim=True).clamp(min=1)
-    ratio = (attention.clamp(min=1e-9) / uniform.clamp(min=1e-9)).log()
-    return (attention * ratio * member).sum(-1).mean()
+    """KL(attention ‖ uniform over the E hyperedges), averaged over batch, heads and agents."""
+    edges = h.shape[0]
+    return (attention * (attention.clamp(min=1e-12) * edges).log()).sum(-1).mean()
 
 
 def consistency_loss(features: torch.Tensor, h: torch.Tensor) -> torch.Tensor:

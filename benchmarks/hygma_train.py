@@ -1,0 +1,93 @@
+"""hygma-train benchmark: the batched numpy core against a loop over PettingZoo envs, and HYGMA-QMIX's
+training cost against QMIX's.
+
+    python benchmarks/hygma_train.py [--quick] [--steps N]
+
+1. Env steps/s at B = 64 copies (pp medium, group-capture medium, lbf-lite medium): one batched
+   ``core.step`` against a Python loop over 64 ``ParallelEnv`` copies (dict actions), same random actions.
+   Target: ≥ 20×.
+2. Training env steps/s on pp easy, HYGMA-QMIX vs QMIX, same settings (B = 8, batch 32 episodes), and
+   HYGMA's clustering share of its wall time. Targets: ≤ 1.5× slower, clustering < 5 %.
+3. The projected time of a 100k-step pp easy run (target ≤ 75 s per run on 2 cores).
+
+One torch thread; CPU time of this thread (``time.thread_time``), so other processes on a shared machine
+do not inflate the numbers; quote the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "cli")]
+
+
+def env_rates(env: str, batch: int, steps: int) -> tuple[float, float]:
+    import numpy as np
+
+    from paperkit.methods.hygma.envs import make_core
+    from paperkit.methods.hygma.parallel import grid_parallel_env
+
+    core = make_core(env, "medium")
+    core.reset(range(batch))
+    singles = [grid_parallel_env(env, "medium") for _ in range(batch)]
+    for i, e in enumerate(singles):
+        e.reset(seed=i)
+    acts = np.random.default_rng(0).integers(0, core.n_actions, (steps, batch, core.n_agents))
+    t0 = time.thread_time()
+    for a in acts:
+        core.step(a)
+    batched = steps * batch / (time.thread_time() - t0)
+    t0 = time.thread_time()
+    for a in acts:
+        for b, e in enumerate(singles):
+            if not e.agents:
+                e.reset(seed=b)
+            e.step({name: int(a[b, i]) for i, name in enumerate(e.possible_agents)})
+    looped = steps * batch / (time.thread_time() - t0)
+    return batched, looped
+
+
+def train_rate(algo: str, steps: int) -> dict:
+    from paperkit.methods.hygma.envs import make_core
+    from paperkit.methods.hygma.train import TrainConfig, train
+
+    cfg = TrainConfig(algo=algo, steps=steps, k_max=2, eval_every=steps, eval_episodes=8,
+                      cluster_every=max(1000, steps // 5), epsilon_anneal=steps)
+    t0 = time.thread_time()
+    out = train(make_core("pp", "easy"), cfg, 0, "cpu", make_core("pp", "easy"))
+    cpu = time.thread_time() - t0
+    steps_done = out.curves[-1]["step"]
+    return {"steps_per_s": steps_done / cpu, "cluster_share": out.timing["cluster_s"] / out.timing["wall_s"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="≤ 30 s: fewer env steps and a 3k-step training run")
+    ap.add_argument("--steps", type=int, default=None, help="training steps per algorithm [quick 3000, full 20000]")
+    args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(1)
+    env_steps = 20 if args.quick else 200
+    print("1. env steps/s, B = 64 (batched core vs loop over ParallelEnv copies)")
+    print(f"{'env':<15}{'batched':>12}{'loop':>12}{'ratio':>9}")
+    for env in ("pp", "group-capture", "lbf-lite"):
+        batched, looped = env_rates(env, 64, env_steps)
+        print(f"{env:<15}{batched:>12,.0f}{looped:>12,.0f}{batched / looped:>8.1f}×")
+    steps = args.steps or (3000 if args.quick else 20000)
+    train_rate("vdn", 400)   # warm-up: torch's first-call costs are not charged to the first algorithm
+    print(f"\n2. training on pp easy, {steps} env steps (CPU time of one thread)")
+    rates = {algo: train_rate(algo, steps) for algo in ("qmix", "hygma-qmix")}
+    q, h = rates["qmix"]["steps_per_s"], rates["hygma-qmix"]["steps_per_s"]
+    print(f"QMIX {q:,.0f} steps/s, HYGMA-QMIX {h:,.0f} steps/s: HYGMA is {q / h:.2f}× slower "
+          f"(target ≤ 1.5×); clustering {rates['hygma-qmix']['cluster_share']:.1%} of its wall time (target < 5 %)")
+    print(f"\n3. projected pp easy 100k steps: HYGMA-QMIX {1e5 / h:.0f} s, QMIX {1e5 / q:.0f} s per run "
+          f"(target ≤ 75 s)")
+
+
+if __name__ == "__main__":
+    main()
