@@ -22,7 +22,7 @@ from paperkit.methods.kgfm.data import (
     filter_sets,
     read_triples,
 )
-from paperkit.methods.kgfm.lift import Lift, hyperedge_rows, lift, parse_family
+from paperkit.methods.kgfm.lift import Lift, check_star_size, hyperedge_rows, lift, parse_family
 from paperkit.methods.kgfm.wl import entity_colors, relation_colors, separated_pairs
 
 KINDS = ("connecthub", "search", "rules")
@@ -226,9 +226,7 @@ def prepare_motif(s: MotifSettings) -> MotifInputs:
         raise UsageError(f"--stop-accuracy must be in [0, 1] (got {s.stop_accuracy}); 0 trains every epoch")
     init = load_checkpoint(s.init, s.dim) if s.init else None
     tr = load_graph(s.train)
-    from paperkit.methods.kgfm.lift import star_size
-    if s.motifs.startswith("star") and star_size(tr.graph, int(s.motifs[4:])) > s.max_hyperedges:
-        lift(tr.graph, s.motifs, max_hyperedges=s.max_hyperedges)  # raises the size error
+    check_star_size(tr.graph, s.motifs, s.max_hyperedges)
     if s.labels:
         test_graph = load_graph(s.test) if s.test else None
         links = _read_links(s.labels, {"train": tr, **({"test": test_graph} if test_graph else {})})
