@@ -4,6 +4,9 @@ import json
 
 import pytest
 
+from paperkit.methods.kgfm.data import Graph
+from paperkit.methods.kgfm.lift import star_size
+
 GOOD = "a\tr\tb\nb\ts\tc\nc\tr\ta\na\ts\tc\n"
 
 
@@ -87,11 +90,20 @@ def test_bad_options_and_inputs(pk, bad, data, tmp_path):
     g = bad / "good.tsv"
     _one_line(pk("kgfm-lift", "--graph", g, "--motifs", "f9"), 2)
     _one_line(r := pk("kgfm-lift", "--graph", data / "train.tsv", "--motifs", "star5", "--max-hyperedges", "100"), 2)
-    assert "hyperedges" in r.stderr and "--max-hyperedges" in r.stderr
+    size = star_size(Graph.from_triples(*_encoded(data / "train.tsv")), 5)
+    assert f"would enumerate {size} hyperedges" in r.stderr and f"pass --max-hyperedges {size}" in r.stderr
     _one_line(pk("kgfm-motif", "--train", g, "--neg", "0", "--run-dir", run), 2)
     _one_line(pk("kgfm-motif", "--train", g, "--motifs", "bogus", "--run-dir", run), 2)
     _one_line(pk("kgfm-motif", "--init", bad / "notpt.pt", "--train", g, "--run-dir", tmp_path / "r2"), 3)
     assert not (tmp_path / "r2").exists()
+
+
+def _encoded(path):
+    from paperkit.methods.kgfm.data import build_vocab, encode, read_triples
+
+    rows = read_triples(path)
+    v = build_vocab(rows)
+    return encode(rows, v), v.n_entities, v.n_relations
 
 
 def _refusals(pk, run, data, tmp_path):

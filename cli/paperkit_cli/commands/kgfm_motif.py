@@ -30,20 +30,23 @@ SETTINGS = "paperkit.methods.kgfm.run:MotifSettings"
 @click.option("--lr", type=float, default=5e-4, show_default=True, help="AdamW learning rate (> 0).")
 @click.option("--temperature", type=float, default=1.0, show_default=True,
               help="Self-adversarial temperature of the negatives' weights (> 0).")
+@click.option("--stop-accuracy", type=float, default=1.0, show_default=True,
+              help="With --labels: stop once this training-link accuracy is reached (0: train every epoch).")
 @click.option("--init", default=None, type=click.Path(dir_okay=False), metavar="PT",
               help="Fine-tune from this model.pt (same --dim).")
 @max_hyperedges_option
 @options.seed_option
 @options.device_option
 @options.run_dir_options
-def cli(train, valid, test, labels, motifs, dim, layers, dropout, neg, epochs, batch_size, lr, temperature, init,
-        max_hyperedges, seed, device, run_dir, resume, force):
+def cli(train, valid, test, labels, motifs, dim, layers, dropout, neg, epochs, batch_size, lr, temperature,
+        stop_accuracy, init, max_hyperedges, seed, device, run_dir, resume, force):
     """Train MOTIF: relation encoder (HCNet over LIFT_F(G), or ULTRA's for --motifs ultra) and NBFNet over G.
 
     Ranking (default): tail and head queries of --train (heads through inverse relations), BCE with
     self-adversarial strict negatives, the query edge hidden. Classification (--labels): BCE on the labelled
-    links. Writes to DIR: model.pt, metrics.json (filtered MRR, Hits@1/3/10 overall, tails, heads; or
-    accuracy), curve.csv (loss and valid MRR per epoch), curves.png, rel_sim.png (cosine similarity of the
+    links, stopping once --stop-accuracy of them are right. Writes to DIR: model.pt, metrics.json (filtered
+    MRR, Hits@1/3/10 overall, tails, heads; or accuracy), curve.csv (loss and valid MRR, or training-link
+    accuracy, per epoch), curves.png, rel_sim.png (cosine similarity of the
     relation representations z_q|q).
 
     \b

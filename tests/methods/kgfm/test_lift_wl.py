@@ -55,6 +55,16 @@ def test_lift_equals_homomorphism_enumeration(family):
         assert np.array_equal(np.unique(lf.edges[motif], axis=0), ref.edges[motif])
 
 
+def test_path_lift_with_more_than_64_relations_is_sorted_and_exact():
+    """2 x 40 relations need two 64-bit words per relation set in the path kernel; rows come out in order."""
+    g = random_kg(3, n=20, n_rel=40, m=100)
+    lf = lift(g, "f3")
+    for motif in ("tfh", "tft", "hft", "hfh"):
+        e = lf.edges[motif]
+        assert {tuple(x) for x in e.tolist()} == {tuple(map(int, x)) for x in enumerate_homs(g, motif)}
+        assert np.array_equal(e, e[np.lexsort(e.T[::-1])])
+
+
 def test_star_lift_equals_enumeration_and_refuses_size():
     g = random_kg(1, n=12, n_rel=3, m=16)
     lf = lift(g, "star3")

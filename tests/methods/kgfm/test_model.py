@@ -85,11 +85,12 @@ def _connecthub_tensors(k, n_graphs, family, model):
     return out
 
 
-def _connecthub_accuracy(family, n_graphs, epochs, dim):
-    torch.manual_seed(0)
+def _connecthub_accuracy(family, n_graphs, epochs, dim, seed=0):
+    """The example's settings (configs/connecthub.yaml): dim x 4 layers, lr 5e-4, stop at all training links right."""
+    torch.manual_seed(seed)
     model = MotifModel(ModelConfig(family=family, dim=dim, layers=4, dropout=0.0))
     (gtr, ltr, ytr), (gte, lte, yte) = _connecthub_tensors(2, n_graphs, family, model)
-    train_classifier(model, gtr, ltr, ytr, epochs=epochs, batch_size=16, lr=5e-3, seed=0)
+    train_classifier(model, gtr, ltr, ytr, epochs=epochs, batch_size=16, lr=5e-4, seed=seed, stop_accuracy=1.0)
     return float(np.mean((classify(model, gte, lte) > 0) == yte))
 
 
@@ -99,11 +100,17 @@ def test_connecthub2_ultra_cannot_separate_small():
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("family,check", [("ultra", lambda a: a <= 0.6), ("star3", lambda a: a >= 0.95)])
-def test_connecthub2_table1(family, check):
+@pytest.mark.parametrize("family,seed,check", [("ultra", 0, lambda a: a <= 0.6), ("star3", 0, lambda a: a >= 0.95),
+                                               ("star3", 1, lambda a: a >= 0.95), ("star3", 2, lambda a: a >= 0.95)])
+def test_connecthub2_table1(family, seed, check):
     import time
-    t = time.process_time()  # CPU time: the 2-minute budget of the issue, robust to a shared machine's load
-    acc = _connecthub_accuracy(family, 5, 30, 32)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # CPU time of one thread: the issue's 2-minute budget, robust to a shared machine
+    t = time.process_time()
+    try:
+        acc = _connecthub_accuracy(family, 5, 30, 32, seed)
+    finally:
+        torch.set_num_threads(threads)
     assert check(acc), acc
     assert time.process_time() - t < 120
 

@@ -1,8 +1,8 @@
 """LIFT_F (MOTIF, Sec. 4 and App. B): the relational hypergraph whose nodes are the relations of G (inverses
 included) and whose hyperedges are the homomorphic images of each motif of the family F.
 
-Binary motifs come from sparse incidence products, 3-path motifs from a sparse (head, relation, tail)
-contraction, k-stars from the tail set of every entity. Homomorphism semantics: relations (and entities)
+Binary motifs come from sparse incidence products, 3-path motifs from the (head, relation, tail) contraction
+of the sparse incidences (a compiled walk over their CSR rows), k-stars from the tail set of every entity. Homomorphism semantics: relations (and entities)
 may repeat. ``lift_bruteforce`` enumerates homomorphisms edge by edge: the reference the tests and the
 benchmark compare with.
 """
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from paperkit.core.errors import UsageError
 from paperkit.methods.kgfm.data import Graph
@@ -97,17 +98,82 @@ def _binary(Eh: sp.csr_matrix, Et: sp.csr_matrix, name: str, ultra: bool) -> tup
     return _pairs(A.T @ B)
 
 
-def _path(graph: Graph, Eh: sp.csr_matrix, Et: sp.csr_matrix, name: str) -> np.ndarray:
-    """(r1, r2, r3) for every middle edge r2(x, y): r1 meets x at its PATH_ENDS[0] end, r3 meets y."""
-    end1, end3 = PATH_ENDS[name]
-    x, r2, y = graph.edges[:, 0], graph.edges[:, 1], graph.edges[:, 2]
+def _paths(graph: Graph, Eh: sp.csr_matrix, Et: sp.csr_matrix) -> dict[str, np.ndarray]:
+    """The four 3-path motifs: (r1, r2, r3) for every middle edge r2(x, y), r1 meeting x at its PATH_ENDS[0]
+    end and r3 meeting y at its PATH_ENDS[1] end.
+
+    Each is the support of the contraction T[r1, r2, r3] = sum_(x, r2, y) E1[x, r1] E3[y, r3] of the sparse
+    incidences, walked by one compiled pass over the middle edges (sorted by relation, then head) instead of
+    being built as a matrix: per (r2, x) the union of the tails' relation sets as bit words, given to every r1
+    at x."""
+    order = np.lexsort((graph.edges[:, 0], graph.edges[:, 1]))
+    x, r2, y = (np.ascontiguousarray(graph.edges[order, i]) for i in range(3))
     n = graph.n_rel2
-    L = sp.coo_matrix((Et if end1 == "t" else Eh)[x])  # edge -> r1
-    # Fold the middle relation into the column: (edge, r1 * n + r2), then contract the edge with r3.
-    L = sp.csr_matrix((L.data, (L.row, L.col * n + r2[L.row])), shape=(len(x), n * n))
-    T = sp.coo_matrix(L.T @ (Et if end3 == "t" else Eh)[y])
-    out = np.stack([T.row // n, T.row % n, T.col], axis=1).astype(np.int64)
-    return out[np.lexsort(out.T[::-1])]
+    keys, counts = _path_keys(x, r2, y, Eh.indptr, Eh.indices, Et.indptr, Et.indices, _bitmasks(Eh),
+                              _bitmasks(Et), n)
+    out = {}
+    for j, name in enumerate(PATHS):  # kernel order: tfh, tft, hft, hfh
+        k = keys[j, :counts[j]]  # ordered by (r2, r1, r3): a stable sort by r1 alone orders them by (r1, r2, r3)
+        r1 = k // (n * n)
+        k = k[np.argsort(r1.astype(np.int32 if n > 32767 else np.int16), kind="stable")]  # radix sort
+        out[name] = np.stack([k // (n * n), k // n % n, k % n], axis=1)
+    return out
+
+
+def _bitmasks(M: sp.csr_matrix) -> np.ndarray:
+    """(rows, ceil(cols / 64)) uint64: each row's set of columns as bits."""
+    rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+    out = np.zeros((M.shape[0], (M.shape[1] + 63) // 64), dtype=np.uint64)
+    np.bitwise_or.at(out, (rows, M.indices // 64), np.left_shift(np.uint64(1), (M.indices % 64).astype(np.uint64)))
+    return out
+
+
+@njit(cache=True)
+def _path_keys(x, r2, y, hptr, hidx, tptr, tidx, hmask, tmask, n):  # pragma: no cover - compiled
+    """Distinct keys (r1 * n + r2) * n + r3 of tfh, tft, hft, hfh (rows of the result, ``counts`` long);
+    edges sorted by (r2, x)."""
+    words = hmask.shape[1]
+    acc = np.zeros((4, n, words), np.uint64)
+    out = np.empty((4, 1024), np.int64)
+    counts = np.zeros(4, np.int64)
+    uh = np.zeros(words, np.uint64)
+    ut = np.zeros(words, np.uint64)
+    i = 0
+    while i < len(x):
+        r = r2[i]
+        while i < len(x) and r2[i] == r:
+            v = x[i]
+            for w in range(words):
+                uh[w] = 0
+                ut[w] = 0
+            while i < len(x) and r2[i] == r and x[i] == v:
+                for w in range(words):
+                    uh[w] |= hmask[y[i], w]
+                    ut[w] |= tmask[y[i], w]
+                i += 1
+            for a in range(tptr[v], tptr[v + 1]):  # r1 meets x at its tail: tfh, tft
+                for w in range(words):
+                    acc[0, tidx[a], w] |= uh[w]
+                    acc[1, tidx[a], w] |= ut[w]
+            for a in range(hptr[v], hptr[v + 1]):  # r1 meets x at its head: hft, hfh
+                for w in range(words):
+                    acc[2, hidx[a], w] |= ut[w]
+                    acc[3, hidx[a], w] |= uh[w]
+        for j in range(4):  # read out this r2's (r1, r3) bits and clear them
+            for r1 in range(n):
+                for w in range(words):
+                    bits = acc[j, r1, w]
+                    while bits:
+                        low = bits & (~bits + np.uint64(1))
+                        if counts[j] == out.shape[1]:
+                            grown = np.empty((4, 2 * out.shape[1]), np.int64)
+                            grown[:, :out.shape[1]] = out
+                            out = grown
+                        out[j, counts[j]] = (r1 * n + r) * n + w * 64 + int(np.log2(np.float64(low)))
+                        counts[j] += 1
+                        bits ^= low
+                    acc[j, r1, w] = 0
+    return out, counts
 
 
 def star_size(graph: Graph, k: int) -> int:
@@ -129,24 +195,33 @@ def _star(Et: sp.csr_matrix, k: int) -> np.ndarray:
     return np.unique(np.concatenate(blocks), axis=0).astype(np.int64)
 
 
+def check_star_size(graph: Graph, family: str, max_hyperedges: int | None) -> None:
+    """Refuse, before any work, a star lift that would enumerate more than ``max_hyperedges`` tuples."""
+    fam, k = parse_family(family)
+    if fam != "star" or max_hyperedges is None:
+        return
+    size = star_size(graph, k)
+    if size > max_hyperedges:
+        raise UsageError(f"--motifs {family}: the {k}-star lift would enumerate {size} hyperedges, over the limit "
+                         f"of {max_hyperedges} (--max-hyperedges); pass --max-hyperedges {size} to build it anyway, "
+                         "or use a smaller arity")
+
+
 def lift(graph: Graph, family: str, *, max_hyperedges: int | None = 5_000_000) -> Lift:
     """LIFT_F(G) for a family name; a star lift over ``max_hyperedges`` tuples is refused up front."""
     types = motif_types(family)
     out = Lift(graph.n_rel2)
     Eh, Et = incidence(graph)
+    paths = _paths(graph, Eh, Et) if PATHS[0] in types else {}
     for name in types:
         if name in BINARY:
             e, w = _binary(Eh, Et, name, ultra=family == "ultra")
         elif name in PATHS:
-            e = _path(graph, Eh, Et, name)
+            e = paths[name]
             w = np.ones(len(e))
         else:
             k = int(name[4:])
-            if max_hyperedges is not None:
-                size = star_size(graph, k)
-                if size > max_hyperedges:
-                    raise UsageError(f"--motifs {family}: the {k}-star lift enumerates {size:,} hyperedges, over "
-                                     f"the limit of {max_hyperedges:,}; use a smaller arity or raise --max-hyperedges")
+            check_star_size(graph, family, max_hyperedges)
             e = _star(Et, k)
             w = np.ones(len(e))
         out.edges[name] = e

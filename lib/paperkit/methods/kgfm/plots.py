@@ -14,9 +14,11 @@ def curves_figure(curve: list[dict[str, Any]], family: str) -> Any:
     ep = [r["epoch"] for r in curve]
     ax[0].plot(ep, [r["loss"] for r in curve], marker="o")
     ax[0].set(xlabel="epoch (0-based)", ylabel="training loss", title=f"MOTIF {family}")
-    if any("valid_mrr" in r for r in curve):
-        ax[1].plot(ep, [r.get("valid_mrr") for r in curve], marker="o", color="C1")
-    ax[1].set(xlabel="epoch (0-based)", ylabel="valid filtered MRR")
+    key, label = ("train_accuracy", "training-link accuracy") if any("train_accuracy" in r for r in curve) else \
+        ("valid_mrr", "valid filtered MRR")
+    if any(key in r for r in curve):
+        ax[1].plot(ep, [r.get(key) for r in curve], marker="o", color="C1")
+    ax[1].set(xlabel="epoch (0-based)", ylabel=label)
     fig.tight_layout()
     return fig
 

@@ -22,7 +22,7 @@ from paperkit.methods.kgfm.data import (
     filter_sets,
     read_triples,
 )
-from paperkit.methods.kgfm.lift import Lift, hyperedge_rows, lift, parse_family
+from paperkit.methods.kgfm.lift import Lift, check_star_size, hyperedge_rows, lift, parse_family
 from paperkit.methods.kgfm.wl import entity_colors, relation_colors, separated_pairs
 
 KINDS = ("connecthub", "search", "rules")
@@ -157,6 +157,7 @@ class MotifSettings:
     batch_size: int = 16
     lr: float = 5e-4
     temperature: float = 1.0
+    stop_accuracy: float = 1.0
     init: str | None = None
     max_hyperedges: int = 5_000_000
     seed: int = 0
@@ -221,11 +222,11 @@ def prepare_motif(s: MotifSettings) -> MotifInputs:
     _positive(s.neg, "--neg")
     _positive(s.lr, "--lr")
     _positive(s.temperature, "--temperature")
+    if not 0 <= s.stop_accuracy <= 1:
+        raise UsageError(f"--stop-accuracy must be in [0, 1] (got {s.stop_accuracy}); 0 trains every epoch")
     init = load_checkpoint(s.init, s.dim) if s.init else None
     tr = load_graph(s.train)
-    from paperkit.methods.kgfm.lift import star_size
-    if s.motifs.startswith("star") and star_size(tr.graph, int(s.motifs[4:])) > s.max_hyperedges:
-        lift(tr.graph, s.motifs, max_hyperedges=s.max_hyperedges)  # raises the size error
+    check_star_size(tr.graph, s.motifs, s.max_hyperedges)
     if s.labels:
         test_graph = load_graph(s.test) if s.test else None
         links = _read_links(s.labels, {"train": tr, **({"test": test_graph} if test_graph else {})})
@@ -298,18 +299,20 @@ def execute_motif(inputs: MotifInputs, run: Any, progress: Any = default_progres
     def compute() -> dict:
         curve: list[dict[str, Any]] = []
         with progress(total=s.epochs, desc=f"train {s.motifs}", unit="epoch") as bar:
-            for epoch in range(s.epochs):
+            if inputs.links:
+                def on_epoch(epoch: int, loss: float, accuracy: float) -> None:
+                    curve.append({"epoch": epoch, "loss": loss, "train_accuracy": accuracy})
+                    bar.update(1)
+
+                T.train_classifier(model, gt, *inputs.links["train"], epochs=s.epochs, batch_size=s.batch_size,
+                                   lr=s.lr, seed=s.seed, stop_accuracy=s.stop_accuracy or None, on_epoch=on_epoch)
+            for epoch in range(0 if inputs.links else s.epochs):
                 row: dict[str, Any] = {"epoch": epoch}
-                if inputs.links:
-                    links, y = inputs.links["train"]
-                    row["loss"] = T.train_classifier(model, gt, links, y, epochs=1, batch_size=s.batch_size, lr=s.lr,
-                                                     seed=s.seed + epoch)[0]
-                else:
-                    row["loss"] = T.train_ranking(model, gt, inputs.train.triples, filters, epochs=1,
-                                                  batch_size=s.batch_size, n_neg=s.neg, lr=s.lr, seed=s.seed + epoch,
-                                                  temperature=s.temperature)[0]
-                    if inputs.valid is not None:
-                        row["valid_mrr"] = T.evaluate(model, gt, inputs.valid, filters, s.batch_size)["mrr"]
+                row["loss"] = T.train_ranking(model, gt, inputs.train.triples, filters, epochs=1,
+                                              batch_size=s.batch_size, n_neg=s.neg, lr=s.lr, seed=s.seed + epoch,
+                                              temperature=s.temperature)[0]
+                if inputs.valid is not None:
+                    row["valid_mrr"] = T.evaluate(model, gt, inputs.valid, filters, s.batch_size)["mrr"]
                 curve.append(row)
                 bar.update(1)
         return {"checkpoint": model.checkpoint(), "curve": curve}

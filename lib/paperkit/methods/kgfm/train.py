@@ -132,9 +132,13 @@ def train_ranking(model: MotifModel, gt: GraphTensors, triples: np.ndarray,
 
 
 def train_classifier(model: MotifModel, gt: GraphTensors, links: np.ndarray, labels: np.ndarray, *, epochs: int,
-                     batch_size: int, lr: float, seed: int,
-                     on_epoch: Callable[[int, float], None] | None = None) -> list[float]:
-    """Binary link classification (ConnectHub): BCE on score(u, q, v), each query's own edge hidden."""
+                     batch_size: int, lr: float, seed: int, stop_accuracy: float | None = None,
+                     on_epoch: Callable[[int, float, float], None] | None = None) -> list[float]:
+    """Binary link classification (ConnectHub): BCE on score(u, q, v), each query's own edge hidden.
+
+    After every epoch the training links are classified again (``on_epoch(epoch, loss, train_accuracy)``);
+    training stops once that accuracy reaches ``stop_accuracy`` (the run's target: all links right),
+    because further epochs at a high rate only move the graph-dependent offset of the logits."""
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
     y = torch.as_tensor(labels, dtype=torch.float32, device=gt.edges.device)
@@ -153,8 +157,11 @@ def train_classifier(model: MotifModel, gt: GraphTensors, links: np.ndarray, lab
             opt.step()
             total += loss.item() * len(idx)
         losses.append(total / len(links))
+        accuracy = float(np.mean((classify(model, gt, links, batch_size) > 0) == (labels > 0.5)))
         if on_epoch:
-            on_epoch(epoch, losses[-1])
+            on_epoch(epoch, losses[-1], accuracy)
+        if stop_accuracy is not None and accuracy >= stop_accuracy:
+            break
     return losses
 
 
