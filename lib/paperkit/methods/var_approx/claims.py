@@ -15,7 +15,7 @@ CLAIMS = (
     Claim("var_approx/width-scaling", "var-approx",
           "A one-layer, one-head VAR transformer approximates a Lipschitz target better as its FFN widens "
           "(test RMSE falls with width).",
-          "Thm. 5.1 (universality; no experiments in the paper)", "no number (theory paper)",
+          "Thm. 6.6 (universality; no experiments in the paper)", "no number (theory paper)",
           (("var-approx-sweep", "--targets", "fourier", "--lipschitz", "2", "--widths", "8,32,128",
             "--steps", "500", "--seeds", "{seed}", "--run-dir", "{dir}/run", "-j", "1", "-q"),),
           _scaling, Interval("spearman", hi=-0.8), metric="spearman", seeds=(0,), quick_s=60, full_s=600,
