@@ -53,18 +53,18 @@ def test_unquantized_cascade_starts_at_the_mean_and_ends_exact():
 
 
 def test_as_many_codewords_as_tokens_is_lossless():
-    s = tk.TokenizeSettings(side=4, scales="1,2,4", codebook=1000, n_images=4, n_test=1)
-    inputs = tk.prepare_tokenize(s)
-    books = tk.fit_codebooks(inputs.train, inputs.scales, s.codebook, 0, n_init=1)
-    lossless = tk.encode(inputs.train, inputs.scales, books)
-    exact = tk.residual_cascade(inputs.train, inputs.scales, lambda k, down: down)
+    maps = np.random.default_rng(2).uniform(0, 1, (3, 4, 4, 2))
+    books = tk.fit_codebooks(maps, (1, 2, 4), 1000, 0, n_init=1)
+    assert [len(b) for b in books] == [3, 12, 48]                    # one codeword per distinct token
+    lossless = tk.encode(maps, (1, 2, 4), books)
+    exact = tk.residual_cascade(maps, (1, 2, 4), lambda k, down: down)
     for a, b in zip(lossless, exact, strict=True):
         assert np.abs(a - b).max() < 1e-9
 
 
 def test_error_falls_with_scales_and_codewords():
     def rows(codebook):
-        s = tk.TokenizeSettings(side=8, scales="1,2,4,8", codebook=codebook, n_images=120, n_test=40)
+        s = tk.TokenizeSettings(side=8, scales="1,2,4,8", codebook=codebook, n_images=80, n_test=30)
         inputs = tk.prepare_tokenize(s)
         return tk.error_rows(inputs, tk.fit_codebooks(inputs.train, inputs.scales, codebook, 0, n_init=1))
 
