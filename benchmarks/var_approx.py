@@ -31,16 +31,20 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    steps, widths, reps = (60, (8, 64), 1) if args.quick else (300, (8, 16, 32, 64, 256), 3)
+    steps, widths, reps = (60, (8, 64), 1) if args.quick else (300, (8, 16, 32, 64, 128, 256), 3)
     seeds = (0, 1, 2)
     print(f"vmapped vs sequential seeds ({len(seeds)} seeds, {steps} steps, fourier L=2)")
     print(f"{'width':>6} {'sequential s':>13} {'vmapped s':>10} {'ratio':>6} {'max |Δ rmse|':>13}")
+    sweep_s = 0.0
     for w in widths:
         p = Problem(lipschitz=2.0, width=w, steps=steps)
         t_seq, seq = timed(lambda p=p: fit_seeds(p, seeds, vmapped=False), reps)
         t_vm, vm = timed(lambda p=p: fit_seeds(p, seeds), reps)
         diff = max(abs(a["test_rmse"] - b["test_rmse"]) for a, b in zip(seq, vm, strict=True))
         print(f"{w:>6} {t_seq:>13.2f} {t_vm:>10.2f} {t_seq / t_vm:>6.2f} {diff:>13.2e}")
+        sweep_s += 3 * t_vm * Problem().steps / steps      # 3 Lipschitz constants, default steps
+    print(f"default sweep ({len(widths)} widths x 3 L x {len(seeds)} seeds vmapped, {Problem().steps} steps), "
+          f"extrapolated from these cells: {sweep_s / 60:.1f} min (issue: <= 10 min at 6 widths)")
     one_steps = 150 if args.quick else 1500
     t_one, res = timed(lambda: fit(Problem(lipschitz=2.0, width=256, steps=one_steps), 0), 1)
     print(f"\none fit at width 256, {one_steps} steps: {t_one:.1f} s (test rel L2 {res.metrics['test_rel_l2']:.3f})")

@@ -1825,3 +1825,32 @@ _paperkit_var_approx_sweep_completion_setup() {
 }
 
 _paperkit_var_approx_sweep_completion_setup;
+
+_paperkit_var_approx_tokenize_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_VAR_APPROX_TOKENIZE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_var_approx_tokenize_completion_setup() {
+    complete -o nosort -F _paperkit_var_approx_tokenize_completion paperkit-var-approx-tokenize
+}
+
+_paperkit_var_approx_tokenize_completion_setup;

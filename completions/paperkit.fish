@@ -1132,3 +1132,21 @@ function _paperkit_var_approx_sweep_completion;
 end;
 
 complete --no-files --command paperkit-var-approx-sweep --arguments "(_paperkit_var_approx_sweep_completion)";
+
+function _paperkit_var_approx_tokenize_completion;
+    set -l response (env _PAPERKIT_VAR_APPROX_TOKENIZE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-var-approx-tokenize);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-var-approx-tokenize --arguments "(_paperkit_var_approx_tokenize_completion)";

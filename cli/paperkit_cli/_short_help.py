@@ -64,4 +64,5 @@ SHORT_HELP = {
     'var-approx-construct': (True, "Check the proof's quantiser and contextual mapping on a grid."),
     'var-approx-pyramid': (True, 'Apply the pyramid layer Φ_up to token maps (x.npy → pyramid.npy).'),
     'var-approx-sweep': (True, 'Sweep VAR transformers over width, L, embed and scales; slopes.'),
+    'var-approx-tokenize': (True, "VAR's multi-scale residual quantizer on digits: error per number of scales."),
 }

@@ -82,7 +82,7 @@ PAPERS: tuple[Paper, ...] = (
           "2503.11276", ("symeq-basis", "symeq-fit")),
     Paper("var-approx", "Fundamental Limits of Visual Autoregressive Transformers: Universal Approximation Abilities",
           "Yifang Chen, Xiaoyu Li, Yingyu Liang, Zhenmei Shi, Zhao Song", "2502.06167", ("var-approx", "var-approx-sweep", "var-approx-pyramid",
-                                         "var-approx-construct")),
+                                         "var-approx-construct", "var-approx-tokenize")),
     Paper("kgfm-motif", "How Expressive are Knowledge Graph Foundation Models?",
           "Xingyue Huang, Pablo Barceló, Michael M. Bronstein, İsmail İlkan Ceylan, Mikhail Galkin, "
           "Juan L. Reutter, Miguel Romero Orth", "2502.13339", ("kgfm-gen", "kgfm-lift", "kgfm-wl", "kgfm-motif", "kgfm-eval")),

@@ -53,6 +53,20 @@ def test_merged_shards_equal_unsharded_sweep(pk, tmp_path):
     assert (tmp_path / "m" / "summary.json").read_bytes() == (tmp_path / "all" / "summary.json").read_bytes()
 
 
+def test_tokenize_writes_error_per_scale_and_same_seed_same_bytes(pk, tmp_path):
+    args = ["var-approx-tokenize", "--side", "8", "--scales", "1,2,4,8", "--codebook", "4", "--n-images", "60",
+            "--n-test", "20", "--kmeans-init", "1", "-q"]
+    for name in ("a", "b"):
+        r = pk(*args, "--run-dir", tmp_path / name)
+        assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["tokens"] == 85
+    a, b = ((tmp_path / n / "tokenize.csv").read_bytes() for n in ("a", "b"))
+    assert a == b and a.decode().splitlines()[0].startswith("scales_used,side,tokens,bits")
+    assert len(a.decode().splitlines()) == 5
+    for f in ("tokenize.png", "recon.png", "codebooks.npz"):
+        assert (tmp_path / "a" / f).is_file()
+
+
 @pytest.mark.parametrize("args, code, words", [
     (["var-approx", "--scales", "4,2,8"], 2, "increasing"),
     (["var-approx", "--scales", "1,4,8"], 2, "below the initial"),
@@ -72,6 +86,12 @@ def test_merged_shards_equal_unsharded_sweep(pk, tmp_path):
     (["var-approx-sweep", "--targets", "nope"], 2, "nope"),
     (["var-approx-sweep", "--merge", "no-such-dir"], 3, "no-such-dir"),
     (["var-approx-construct", "--delta", "0.3"], 2, "1/k"),
+    (["var-approx-tokenize", "--scales", "1,2,4"], 2, "last scale"),
+    (["var-approx-tokenize", "--scales", "4,2,16"], 2, "increasing"),
+    (["var-approx-tokenize", "--patch", "3"], 2, "divide"),
+    (["var-approx-tokenize", "--codebook", "1"], 2, "--codebook"),
+    (["var-approx-tokenize", "--n-test", "2000"], 2, "--n-test"),
+    (["var-approx-tokenize", "--side", "0"], 2, "--side"),
 ])
 def test_bad_options(pk, tmp_path, args, code, words):
     run_dir = tmp_path / "run"

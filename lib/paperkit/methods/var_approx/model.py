@@ -68,8 +68,11 @@ class VARApprox(nn.Module):
         last = sizes[-1][0] * sizes[-1][1]
         self.rows = slice(0, n_tokens) if readout == "pyramid" else slice(n_tokens - last, n_tokens)
         self.embed = nn.Linear(dim, embed)
-        self.scale_embed = nn.Parameter(0.02 * torch.randn(len(token_sizes), embed))
-        self.pos_embed = nn.Parameter(0.02 * torch.randn(n_tokens, embed))
+        # FoundationVision/VAR's init for the level and position embeddings: std sqrt(1/(3D)) (0.1 at D = 32);
+        # at ViT's 0.02 the tokens are nearly indistinguishable by position and training sat on a plateau.
+        std = math.sqrt(1 / (3 * embed))
+        self.scale_embed = nn.Parameter(std * torch.randn(len(token_sizes), embed))
+        self.pos_embed = nn.Parameter(std * torch.randn(n_tokens, embed))
         scale_of = pyr.scale_index(self.scales, init)[-n_tokens:] if not self.flat else np.zeros(n_tokens, int)
         self.register_buffer("scale_of", torch.from_numpy(scale_of - scale_of.min()), persistent=False)
         use_mask = mask == "block" and not self.flat and ablate != "no-attn"

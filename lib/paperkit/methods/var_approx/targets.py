@@ -78,20 +78,25 @@ def context_target(init: tuple[int, int], dim: int, side: int, rng: np.random.Ge
     return Target("context", fn, None)
 
 
-def digits_codebook(pca_dim: int, side: int) -> tuple[np.ndarray, np.ndarray]:
-    """PCA codes of sklearn's digits scaled to [0,1] (N, q), and the images resized to side×side (N, S, S)."""
+def digit_images(side: int) -> np.ndarray:
+    """sklearn's 1,797 digits in [0,1], resized from their native 8×8 to side×side (bicubic up, area down)."""
     import torch
     from sklearn.datasets import load_digits
-    from sklearn.decomposition import PCA
 
     from paperkit.methods.var_approx.pyramid import area, bicubic
 
-    images = load_digits().images / 16.0
-    code = PCA(n_components=pca_dim, svd_solver="full").fit_transform(images.reshape(len(images), -1))
+    t = torch.from_numpy(load_digits().images[..., None] / 16.0)
+    return (bicubic(t, (side, side)) if side > 8 else area(t, (side, side)))[..., 0].numpy()
+
+
+def digits_codebook(pca_dim: int, side: int) -> tuple[np.ndarray, np.ndarray]:
+    """PCA codes of sklearn's digits scaled to [0,1] (N, q), and the images resized to side×side (N, S, S)."""
+    from sklearn.decomposition import PCA
+
+    native = digit_images(8)
+    code = PCA(n_components=pca_dim, svd_solver="full").fit_transform(native.reshape(len(native), -1))
     code = (code - code.min(0)) / (code.max(0) - code.min(0))
-    t = torch.from_numpy(images[..., None])
-    resized = (bicubic(t, (side, side)) if side > 8 else area(t, (side, side)))[..., 0].numpy()
-    return code, resized
+    return code, digit_images(side)
 
 
 def digits_target(init: tuple[int, int], dim: int, side: int, pca_dim: int, bandwidth: float) -> Target:
