@@ -54,8 +54,13 @@ algo_options = options._compose(
                  help="Ferret: total projection coordinates per client per round, split over blocks."),
     click.option("--blocks", default="auto", show_default=True, metavar="auto|tensor|L",
                  help="Ferret blocks: auto (runs of tensors, as the official code), tensor, or L equal blocks."),
-    click.option("--alloc", type=click.Choice(["norm", "uniform", "dim"]), default="norm", show_default=True,
-                 help="How K is split over blocks: by update norm, equally, or by block size."),
+    click.option("--alloc", type=click.Choice(["norm", "uniform", "dim", "prop2"]), default="norm", show_default=True,
+                 help="How K is split over blocks: by update norm, equally, by block size, or prop2 "
+                      "(Prop. 2's optimum K_l ∝ ||Delta_l||/rho_l); sum K_l = K, at least 1 per block."),
+    click.option("--seed-pool", type=click.Choice(["run", "per-block"]), default="run", show_default=True,
+                 help="Ferret bases: run (one seed per client and round, K_l rows per block by --alloc) or "
+                      "per-block (official code: a pool of K seeds fixed at start; block l uses a random subset "
+                      "of max(2, floor(K·||Delta_l||/max||Delta||)) of them; --alloc is then unused)."),
     click.option("--clip", type=options.FiniteFloat(), default=None, metavar="NORM",
                  help="Clip each client's reconstructed update to this norm (official code: 10)."),
     click.option("--zo-eps", type=options.FiniteFloat(), default=1e-3, show_default=True,

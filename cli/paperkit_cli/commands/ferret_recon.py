@@ -15,7 +15,7 @@ SETTINGS = "paperkit.methods.ferret.run:FerretReconSettings"
               show_default=True, metavar="K1,K2,...", help="Numbers of bases to try (total over blocks).")
 @click.option("--blocks", type=click.IntRange(min=1), default=1, show_default=True,
               help="Equal blocks (block-wise reconstruction, K split by --alloc).")
-@click.option("--alloc", type=click.Choice(["norm", "uniform", "dim"]), default="norm", show_default=True,
+@click.option("--alloc", type=click.Choice(["norm", "uniform", "dim", "prop2"]), default="norm", show_default=True,
               help="How K is split over blocks.")
 @click.option("--trials", type=click.IntRange(min=1), default=5, show_default=True, help="Seeds per K.")
 @click.option("--steps", type=click.IntRange(min=1), default=1, show_default=True,

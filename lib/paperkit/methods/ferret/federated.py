@@ -30,12 +30,18 @@ from torch import nn
 from paperkit.core.errors import ConfigError, ConvergenceError
 from paperkit.methods.ferret.projection import (
     ALLOCATIONS,
+    SEED_POOLS,
+    UPDATE_ALLOCATIONS,
     Blocks,
     allocate,
     derive_seed,
     iter_bases,
+    pool_subsets,
     project,
+    project_pool,
     reconstruct,
+    reconstruct_pool,
+    seed_pool,
 )
 from paperkit.methods.ferret.tasks import Task
 
@@ -62,6 +68,7 @@ class FedConfig:
     k: int = 100
     blocks: str = "auto"
     alloc: str = "norm"
+    seed_pool: str = "run"
     clip: float | None = None
     zo_eps: float = 1e-3
     kseed_pool: int = 4096
@@ -75,6 +82,8 @@ class FedConfig:
             raise ConfigError(f"optimizer '{self.optimizer}' is unknown; expected sgd or adam")
         if self.alloc not in ALLOCATIONS:
             raise ConfigError(f"allocation '{self.alloc}' is unknown; expected one of {', '.join(ALLOCATIONS)}")
+        if self.seed_pool not in SEED_POOLS:
+            raise ConfigError(f"seed pool '{self.seed_pool}' is unknown; expected one of {', '.join(SEED_POOLS)}")
         if not (0.0 < self.fraction <= 1.0):  # also false for NaN
             raise ConfigError(f"client fraction = {self.fraction} is out of range; expected a value in (0, 1]")
         checks = [("K", self.k, 1), ("clients", self.n_clients, 1), ("rounds", self.rounds, 1),
@@ -126,8 +135,9 @@ class ClientMessage:
     def uplink_bytes(self, alloc: str = "norm") -> int:
         n = FLOAT_BYTES * self.uplink_floats
         if self.algo == "ferret":
-            # one seed; the per-block counts travel only when they depend on the update (norm allocation)
-            n += SEED_BYTES + (INDEX_BYTES * len(self.counts) if alloc == "norm" else 0)
+            # one seed; the per-block counts travel only when they depend on the update (norm/prop2
+            # allocation, per-block seed pools: the pool subsets follow from the seed and the counts)
+            n += SEED_BYTES + (INDEX_BYTES * len(self.counts) if alloc in UPDATE_ALLOCATIONS or self.indices else 0)
         elif self.algo == "fedkseed":
             n += INDEX_BYTES * len(self.indices)
         return n
@@ -195,6 +205,8 @@ class Federation:
             raise ConfigError(f"K = {cfg.k} exceeds the number of trainable parameters ({self.dim}) of the "
                               f"{task.name} model; use --k {self.dim} or less")
         self.pool = [derive_seed(cfg.seed, _POOL, j) for j in range(cfg.kseed_pool)]
+        # Ferret's per-block seed pool (official code): K candidate seeds fixed at the start
+        self.ferret_pool = seed_pool(cfg.seed, cfg.k) if cfg.seed_pool == "per-block" else []
 
     # -- weights -----------------------------------------------------------------------------------
     def initial_state(self) -> ServerState:
@@ -240,8 +252,12 @@ class Federation:
         if cfg.algo == "ferret":
             t1 = time.perf_counter()
             msg.seed = derive_seed(cfg.seed, _PROJ, rnd, client)
-            msg.counts = allocate(cfg.k, self.blocks, delta, cfg.alloc)
-            msg.payload = project(delta, msg.seed, self.blocks, msg.counts)
+            if cfg.seed_pool == "per-block":
+                msg.counts, msg.indices = pool_subsets(cfg.k, self.blocks, delta, msg.seed)
+                msg.payload = project_pool(delta, self.ferret_pool, self.blocks, msg.counts, msg.indices)
+            else:
+                msg.counts = allocate(cfg.k, self.blocks, delta, cfg.alloc)
+                msg.payload = project(delta, msg.seed, self.blocks, msg.counts)
             msg.proj_s = time.perf_counter() - t1
         elif cfg.algo == "fedkseed":
             msg.payload, msg.indices = scalars, idx
@@ -294,6 +310,9 @@ class Federation:
     # -- server side -------------------------------------------------------------------------------
     def decode(self, msg: ClientMessage) -> torch.Tensor:
         """The update a message stands for, rebuilt from what travelled (seeds regenerate the bases)."""
+        if msg.algo == "ferret" and msg.indices:
+            return reconstruct_pool(msg.payload, self.ferret_pool, self.blocks, msg.counts, msg.indices,
+                                    device=self.device)
         if msg.algo == "ferret":
             return reconstruct(msg.payload, msg.seed, self.blocks, msg.counts, device=self.device)
         if msg.algo == "fedkseed":

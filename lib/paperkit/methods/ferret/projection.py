@@ -25,7 +25,10 @@ from paperkit.core.errors import ConfigError
 
 # Floats of bases generated at once. Changing it changes the streams, so it is a protocol constant.
 CHUNK_FLOATS = 1 << 21
-ALLOCATIONS = ("norm", "uniform", "dim")
+ALLOCATIONS = ("norm", "uniform", "dim", "prop2")
+# allocations whose K_l depend on the update (the counts travel with gamma)
+UPDATE_ALLOCATIONS = ("norm", "prop2")
+SEED_POOLS = ("run", "per-block")
 _MIX = 0x9E3779B97F4A7C15
 
 
@@ -152,8 +155,15 @@ class Blocks:
         return cls.from_sizes(out)
 
 
+def block_norms(delta: torch.Tensor, blocks: Blocks) -> np.ndarray:
+    """||Delta_l|| of every block (float64)."""
+    return np.array([float(torch.linalg.vector_norm(delta[s].double())) for s in blocks.slices()])
+
+
 def allocate(k_total: int, blocks: Blocks, delta: torch.Tensor | None = None, how: str = "norm") -> list[int]:
-    """Split the budget of K coordinates over blocks: K_l ∝ ||Delta_l|| ('norm'), d_l ('dim') or equal.
+    """Split the budget of K coordinates over blocks: K_l ∝ ||Delta_l|| ('norm'), d_l ('dim'), equal
+    ('uniform'), or ||Delta_l|| / rho_l ('prop2': Prop. 2's optimum, rho_l the variance of the truncated normal
+    of block l, rho_l = rho(1/sqrt(d_l)) ≈ 1/(3 d_l), so larger blocks get more).
 
     Every block gets at least one coordinate (so every block is reconstructed); the rest follows the
     weights by largest remainder, so sum K_l == K exactly. A block with a zero update gets its minimum.
@@ -170,12 +180,14 @@ def allocate(k_total: int, blocks: Blocks, delta: torch.Tensor | None = None, ho
         w = np.asarray(blocks.sizes, dtype=np.float64)
     else:
         if delta is None:
-            raise ConfigError("norm allocation needs the update")
-        w = np.array([float(torch.linalg.vector_norm(delta[s].double())) for s in blocks.slices()])
+            raise ConfigError(f"{how} allocation needs the update")
+        w = block_norms(delta, blocks)
         if not np.isfinite(w).all():
             raise ConfigError("the local update has NaN/inf entries; lower the learning rate")
         if w.sum() == 0:
             w = np.ones(L)
+        if how == "prop2":
+            w = w / np.array([truncated_normal_variance(1.0 / math.sqrt(n)) for n in blocks.sizes])
     spare = k_total - L
     share = w / w.sum() * spare
     base = np.floor(share).astype(np.int64)
@@ -251,3 +263,86 @@ def project_reconstruct(delta: torch.Tensor, seed: int, blocks: Blocks, counts: 
 
 def uplink_floats(counts: Sequence[int]) -> int:
     return int(sum(counts))
+
+
+# ----------------------------------------------------------------------------- per-block seed pools
+# The official code's scheme: a pool of K candidate seeds fixed at the start of the run; in every round
+# each block l uses a random subset of the pool of size K_l = max(2, floor(K·||Delta_l|| / max_l ||Delta_l||))
+# (at most K), and seed j of the pool draws one basis row of every block. The client sends gamma, the
+# subset sizes and the pool indices (the subsets are drawn from the client's round seed, so a server can
+# also re-derive them). Coordinates keep Ferret's unbiased 1/(rho_l K_l) scale (the official code's
+# d_l/K_l is ~3× smaller and is offset there by a server learning rate of 10).
+_POOL_TAG = 0x900D
+
+
+def seed_pool(run_seed: int, k: int) -> list[int]:
+    """The K candidate seeds of a run (fixed at the start; every party derives the same list)."""
+    return [_mix(run_seed, _POOL_TAG, j) for j in range(k)]
+
+
+def pool_subsets(k: int, blocks: Blocks, delta: torch.Tensor, pick_seed: int) -> tuple[list[int], list[int]]:
+    """(K_l per block, the pool indices of every block concatenated, each block's sorted).
+
+    K_l = min(K, max(2, floor(K·||Delta_l|| / max_l ||Delta_l||))); with K = 1 every block uses the one seed.
+    The subset of block l is a uniform draw without replacement from a generator seeded by (pick_seed, l).
+    """
+    if k < 1:
+        raise ConfigError(f"K = {k} is out of range; the seed pool needs at least one seed")
+    n = block_norms(delta, blocks)
+    if not np.isfinite(n).all():
+        raise ConfigError("the local update has NaN/inf entries; lower the learning rate")
+    top = float(n.max()) if len(n) else 0.0
+    rel = n / top if top > 0 else np.zeros_like(n)
+    sizes = [min(k, max(2, int(math.floor(k * r + 1e-9)))) for r in rel]
+    idx: list[int] = []
+    for blk, size in enumerate(sizes):
+        rng = np.random.default_rng(_mix(pick_seed, blk))
+        idx += sorted(int(j) for j in rng.choice(k, size, replace=False))
+    return sizes, idx
+
+
+def _pool_chunks(pool: Sequence[int], idx: Sequence[int], blk: int, d_l: int, device: torch.device,
+                 dtype: torch.dtype, kind: str = "truncnormal"):
+    """(row offset, rows) of block ``blk``'s bases, one row per pool seed in ``idx``, in chunks."""
+    per = _rows_per_chunk(d_l)
+    for start in range(0, len(idx), per):
+        rows = [next(iter_bases(pool[j], blk, d_l, 1, device=device, dtype=dtype, kind=kind))[1][0]
+                for j in idx[start:start + per]]
+        yield start, torch.stack(rows)
+
+
+def project_pool(delta: torch.Tensor, pool: Sequence[int], blocks: Blocks, counts: Sequence[int],
+                 indices: Sequence[int]) -> torch.Tensor:
+    """gamma_l = V_lᵀ Delta_l / (rho_l K_l), V_l's rows drawn from the pool seeds ``indices`` of block l."""
+    out, pos = [], 0
+    for blk, (sl, k) in enumerate(zip(blocks.slices(), counts, strict=False)):
+        d_l = sl.stop - sl.start
+        scale = 1.0 / (truncated_normal_variance(1.0 / math.sqrt(d_l)) * k)
+        g = torch.empty(k, dtype=torch.float64, device=delta.device)
+        for start, chunk in _pool_chunks(pool, indices[pos:pos + k], blk, d_l, delta.device, delta.dtype):
+            g[start:start + len(chunk)] = (chunk @ delta[sl]).double()
+        out.append(g * scale)
+        pos += k
+    return torch.cat(out).to(delta.dtype) if out else torch.zeros(0, dtype=delta.dtype)
+
+
+def reconstruct_pool(gamma: torch.Tensor, pool: Sequence[int], blocks: Blocks, counts: Sequence[int],
+                     indices: Sequence[int], *, dtype: torch.dtype = torch.float32,
+                     device: torch.device | str = "cpu", out: torch.Tensor | None = None,
+                     weight: float = 1.0) -> torch.Tensor:
+    """Delta_hat = V gamma with per-block pool bases (the inverse of :func:`project_pool`)."""
+    if int(sum(counts)) != gamma.numel() or len(indices) != gamma.numel():
+        raise ConfigError(f"gamma has {gamma.numel()} entries but the block counts sum to {int(sum(counts))} "
+                          f"and {len(indices)} pool indices came with it")
+    if indices and not 0 <= min(indices) <= max(indices) < len(pool):
+        raise ConfigError(f"a pool index is out of range; expected 0..{len(pool) - 1}")
+    device = torch.device(device)
+    res = torch.zeros(blocks.dim, dtype=dtype, device=device) if out is None else out
+    gamma = gamma.to(device=device, dtype=dtype)
+    pos = 0
+    for blk, (sl, k) in enumerate(zip(blocks.slices(), counts, strict=False)):
+        g = gamma[pos:pos + k] * weight
+        for start, chunk in _pool_chunks(pool, indices[pos:pos + k], blk, sl.stop - sl.start, device, dtype):
+            res[sl].add_(g[start:start + len(chunk)] @ chunk)
+        pos += k
+    return res

@@ -50,6 +50,7 @@ class FerretTrainSettings:
     k: int = _FED.k
     blocks: str = _FED.blocks
     alloc: str = _FED.alloc
+    seed_pool: str = _FED.seed_pool
     clip: float | None = _FED.clip
     zo_eps: float = _FED.zo_eps
     kseed_pool: int = _FED.kseed_pool
@@ -63,7 +64,7 @@ class FerretTrainSettings:
         return FedConfig(algo=self.algo, n_clients=self.clients, fraction=self.fraction, rounds=self.rounds,
                          local_steps=self.local_steps, lr=self.lr, batch_size=self.batch_size,
                          optimizer=self.optimizer, server_lr=self.server_lr, momentum=self.momentum, k=self.k,
-                         blocks=self.blocks, alloc=self.alloc, clip=self.clip, zo_eps=self.zo_eps,
+                         blocks=self.blocks, alloc=self.alloc, seed_pool=self.seed_pool, clip=self.clip, zo_eps=self.zo_eps,
                          kseed_pool=self.kseed_pool, seed=self.seed, device=self.device).validate()
 
     @property
