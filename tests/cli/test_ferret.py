@@ -145,6 +145,26 @@ def test_recon_command(pk, tmp_path):
 
 
 
+def test_recon_prop2_and_bias_variance_columns(pk, tmp_path):
+    r = pk("ferret-recon", "--d", "40", "--k", "8,32", "--trials", "4", "--blocks", "2", "--alloc", "prop2",
+           "--cubic", "1", "--zo-eps", "0.5", "-q", "--run-dir", tmp_path / "b")
+    assert r.exit_code == 0, r.stderr
+    rows = read_table(tmp_path / "b" / "recon.csv").records()
+    assert all(x["variance"] >= 0 and 0 <= x["bias_debiased"] <= x["bias_norm"] for x in rows)
+    assert (tmp_path / "b" / "recon_bias.png").exists()
+    assert "bias_debiased" in json.loads(r.stdout)["rows"][0]
+    _one_line_error(pk("ferret-recon", "--cubic", "inf", "--run-dir", tmp_path / "c"), 2, "--cubic")
+
+
+def test_train_per_block_seed_pool_and_prop2(pk, tmp_path):
+    fast = [*FAST[:5], "2", *FAST[6:]]  # 2 rounds
+    for extra, name in ((["--seed-pool", "per-block"], "p"), (["--alloc", "prop2"], "q")):
+        r = pk("ferret-train", *fast, *extra, "--run-dir", tmp_path / name)
+        assert r.exit_code == 0, r.stderr
+        assert read_json(tmp_path / name / "summary.json")
+    _one_line_error(pk("ferret-train", *fast, "--seed-pool", "x", "--run-dir", tmp_path / "x"), 2, "--seed-pool")
+
+
 def test_non_utf8_jsonl_names_file_and_line(pk, tmp_path):
     data = tmp_path / "d.jsonl"
     data.write_bytes(b'{"instruction": "a", "output": "b"}\n{"instruction": "\xff\xfe", "output": "b"}\n')

@@ -116,3 +116,21 @@ def test_federation_with_per_block_pool_decodes_what_the_client_sent():
     assert msg.uplink_bytes("norm") == 4 * sum(msg.counts) + 8 + 4 * fed.blocks.n_blocks
     with pytest.raises(ConfigError):
         ferret.FedConfig(seed_pool="global").validate()
+
+
+def test_zo_bias_stays_with_k_while_ferret_error_falls():
+    """Thm. 3's point: on Σ x² + (1/3) Σ x³ the forward-difference estimate is biased by eps² per
+    coordinate whatever K is; Ferret's projection of the exact update is unbiased, its error ~ sqrt(d/K)."""
+    from paperkit.methods.ferret.recon import recon_study
+
+    rows = recon_study(20, [20, 320], trials=60, cubic=1.0, zo_eps=1.0, check=False)
+    r = {(x["method"], x["k"]): x for x in rows}
+    zo_lo, zo_hi = r["zeroth-order", 20]["bias_debiased"], r["zeroth-order", 320]["bias_debiased"]
+    assert zo_hi > 0.15 and zo_hi > 0.5 * zo_lo, (zo_lo, zo_hi)             # does not shrink with K
+    assert r["zeroth-order", 320]["variance"] < 0.2 * r["zeroth-order", 20]["variance"]  # its variance does
+    f_lo, f_hi = r["ferret", 20]["rel_error_mean"], r["ferret", 320]["rel_error_mean"]
+    assert f_hi < 0.4 * f_lo, (f_lo, f_hi)                                  # ~ sqrt(20/320) = 0.25
+    assert r["ferret", 320]["bias_debiased"] < 0.1 < zo_hi
+    # on Σ x² alone the forward difference is unbiased: no such floor
+    flat = {(x["method"], x["k"]): x for x in recon_study(20, [320], trials=60, zo_eps=1.0, check=False)}
+    assert flat["zeroth-order", 320]["bias_debiased"] < 0.1

@@ -59,3 +59,25 @@ def recon_figure(rows: list[dict], title: str = "") -> Any:
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def bias_variance_figure(rows: list[dict], title: str = "") -> Any:
+    """The estimate's bias (trials' noise taken out) and standard deviation against K, per method (log-log)."""
+    fig, axes = new_figure(1, 2, figsize=(10, 4))
+    for method in sorted({r["method"] for r in rows}):
+        sel = sorted((r for r in rows if r["method"] == method), key=lambda r: r["k"])
+        ks = [r["k"] for r in sel]
+        axes[0].plot(ks, [max(r["bias_debiased"], 1e-6) for r in sel], marker="o", label=method)
+        axes[1].plot(ks, [max(r["variance"], 1e-12) ** 0.5 for r in sel], marker="o", label=method)
+    for ax, name in zip(axes, ("bias ||E[Delta_hat] − Delta|| / ||Delta||", "sqrt(variance) / ||Delta||"),
+                        strict=False):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("K (bases)")
+        ax.set_ylabel(name)
+        ax.grid(alpha=0.3)
+    axes[0].legend()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -219,6 +219,7 @@ class FerretReconSettings:
     zo_eps: float = 1e-3
     no_zo: bool = False
     zo_max_k: int = 2000               # the zeroth-order estimate is skipped above this K (it costs K·d per step)
+    cubic: float = 0.0                 # objective Σ x² + (c/3) Σ x³ (c ≠ 0: ZO's finite differences are biased)
     seed: int = 0
     device: str = "auto"
     max_memory_gb: float | None = None
@@ -260,7 +261,7 @@ def execute_ferret_recon(inputs: FerretReconInputs, run: Any = None,
     s = inputs.settings
     rows = recon_study(s.d, list(s.k), trials=s.trials, n_blocks=s.blocks, alloc=s.alloc, zo=not s.no_zo,
                        zo_eps=s.zo_eps, steps=s.steps, lr=s.lr, seed=s.seed, zo_max_k=s.zo_max_k,
-                       device=inputs.device, check=False)
+                       device=inputs.device, check=False, cubic=s.cubic)
     return FerretReconResult(rows)
 
 
