@@ -12,6 +12,13 @@ Part 2: projection + reconstruction throughput for d = 10⁷ split into 100 bloc
 (10 bases per block), in parameters per second, for the client's projection, the server's rebuild and
 the fused client-side pass. Medians over repetitions; the machine may be shared, so quote ratios.
 
+Part 3 (issue 27): how K is split over blocks. A real update (one digits client's 10 local SGD steps,
+one block per tensor: weights and biases differ in norm and size) reconstructed with K = 60 by the
+uniform split, norm (K_l ∝ ||Delta_l||), prop2 (Prop. 2: ||Delta_l|| / rho_l) and the official per-block
+seed pool; mean relative error over seeds and the ratio to uniform. Then ZO's bias vs Ferret's error as
+K grows (ferret-recon's study on Σ x² + (1/3) Σ x³, d = 50, eps 1). The per-block pool sends
+sum K_l floats (up to K per block), more than the others' K: its row gives that count.
+
 --quick (seconds, for CI): a smaller transformer (d_model 64, 2 layers) on 1,000 examples, FedAvg for 2
 rounds (the others up to 6), and d = 10⁶ in part 2.
 """
@@ -122,6 +129,60 @@ def part2(args):
     print(f"(a single dense block with the same K would draw {K * d:,} entries per pass, {L}x more)")
 
 
+def part3(args):
+    import numpy as np
+    import torch
+
+    from paperkit.methods.ferret import FedConfig, Federation, digits_task
+    from paperkit.methods.ferret.projection import (
+        Blocks,
+        allocate,
+        pool_subsets,
+        project_pool,
+        project_reconstruct,
+        reconstruct_pool,
+        seed_pool,
+    )
+    from paperkit.methods.ferret.recon import recon_study
+
+    task = digits_task(10, 0.5, seed=0)
+    fed = Federation(task, FedConfig(n_clients=10, local_steps=10, k=60, blocks="tensor", seed=0))
+    blocks: Blocks = fed.blocks
+    n_seeds = 5 if args.quick else 30
+    deltas = [fed._first_order(fed.initial_state().weights, c, torch.Generator().manual_seed(c))[0] for c in range(3)]
+    norms = [float(deltas[0][sl].norm()) for sl in blocks.slices()]
+    print(f"\nPart 3: digits MLP update, d = {blocks.dim}, blocks (tensors) {blocks.sizes}, "
+          f"||Delta_l|| {[round(n, 3) for n in norms]}, K = 60, {n_seeds} seeds x 3 clients")
+    # the pool scheme's uplink is sum K_l > K: a second pool sized so that client 0 sends about K floats
+    k_eq = max(2, round(60 * 60 / sum(pool_subsets(60, blocks, deltas[0], 1000)[0])))
+    pools = {"per-block pool": (60, seed_pool(0, 60)), f"pool, K = {k_eq}": (k_eq, seed_pool(0, k_eq))}
+    err: dict[str, list[float]] = {}
+    for delta in deltas:
+        for how in ("uniform", "norm", "prop2"):
+            counts = allocate(60, blocks, delta, how)
+            for s in range(n_seeds):
+                est = project_reconstruct(delta, 1000 + s, blocks, counts)[1]
+                err.setdefault(how, []).append(float((est - delta).norm() / delta.norm()))
+        for name, (kp, pool) in pools.items():
+            for s in range(n_seeds):
+                counts, idx = pool_subsets(kp, blocks, delta, 1000 + s)
+                est = reconstruct_pool(project_pool(delta, pool, blocks, counts, idx), pool, blocks, counts, idx)
+                err.setdefault(name, []).append(float((est - delta).norm() / delta.norm()))
+    print(f"{'split':<16} {'K_l (client 0)':<22} {'floats':>6} {'rel. error':>15} {'vs uniform':>10}")
+    for how, e in err.items():
+        c = (pool_subsets(pools[how][0], blocks, deltas[0], 1000)[0] if how in pools
+             else allocate(60, blocks, deltas[0], how))
+        print(f"{how:<16} {str(c):<22} {sum(c):>6} {np.mean(e):>7.3f} ± {np.std(e) / len(e) ** 0.5:.3f} "
+              f"{np.mean(e) / np.mean(err['uniform']):>8.2f}x")
+    ks = [25, 100, 400] if args.quick else [25, 100, 400, 1600]
+    rows = recon_study(50, ks, trials=50 if args.quick else 200, cubic=1.0, zo_eps=1.0, check=False)
+    print("\nZO bias vs Ferret, d = 50, f = Σ x² + (1/3) Σ x³, eps 1 (bias: trials' noise taken out)")
+    print(f"{'method':<13} {'K':>5} {'rel.err':>8} {'bias':>8} {'sqrt var':>9}")
+    for r in rows:
+        print(f"{r['method']:<13} {r['k']:>5} {r['rel_error_mean']:>8.3f} {r['bias_debiased']:>8.4f} "
+              f"{r['variance'] ** 0.5:>9.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="Fewer repetitions.")
@@ -130,7 +191,7 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=1e-4, help="Local Adam lr of FedAvg and Ferret.")
     ap.add_argument("--kseed-lr", type=float, default=1e-3)
     ap.add_argument("--kseed-steps", type=int, default=50)
-    ap.add_argument("--part", choices=["1", "2", "all"], default="all")
+    ap.add_argument("--part", choices=["1", "2", "3", "all"], default="all")
     args = ap.parse_args()
     from paperkit.core.resources import set_threads
 
@@ -139,6 +200,8 @@ def main() -> None:
         part1(args)
     if args.part in ("2", "all"):
         part2(args)
+    if args.part in ("3", "all"):
+        part3(args)
 
 
 if __name__ == "__main__":
