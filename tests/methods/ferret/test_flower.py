@@ -130,6 +130,15 @@ def test_apps_equal_the_simulation_bit_for_bit(tmp_path):
     assert saved["state"]["round"] == 3
 
 
+def test_apps_with_per_block_seed_pools_equal_the_simulation(tmp_path):
+    """--seed-pool per-block travels in the run settings; the pool indices travel in the codec's header."""
+    settings = _settings(tmp_path, rounds=2, seed_pool="per-block", alloc="prop2")
+    saved = _serve(FakeGrid(3, settings), settings)
+    assert torch.equal(saved["state"]["weights"], _simulate(settings).weights)
+    other = {**settings, "fed": {**settings["fed"], "seed_pool": "run"}}
+    assert not torch.equal(saved["state"]["weights"], _simulate(other).weights)  # the pool was used
+
+
 def test_a_client_lost_mid_round_does_not_stop_the_run(tmp_path):
     settings = _settings(tmp_path)
     saved = _serve(FakeGrid(3, settings, lose=(1, 2)), settings)
