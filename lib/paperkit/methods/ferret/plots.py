@@ -54,7 +54,9 @@ def recon_figure(rows: list[dict], title: str = "") -> Any:
         ax.set_xlabel("K (bases)")
         ax.set_ylabel(name)
         ax.grid(alpha=0.3)
-    axes[0].legend()
+    axes[1].set_yscale("log")
+    axes[0].set_ylim(bottom=0)
+    axes[0].legend(fontsize="small")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -62,21 +64,25 @@ def recon_figure(rows: list[dict], title: str = "") -> Any:
 
 
 def bias_variance_figure(rows: list[dict], title: str = "") -> Any:
-    """The estimate's bias (trials' noise taken out) and standard deviation against K, per method (log-log)."""
+    """The estimate's bias (trials' noise taken out; linear axis, 0 = below the noise, whose level
+    sqrt(variance / trials) is dashed) and its standard deviation (log-log) against K, per method."""
     fig, axes = new_figure(1, 2, figsize=(10, 4))
     for method in sorted({r["method"] for r in rows}):
         sel = sorted((r for r in rows if r["method"] == method), key=lambda r: r["k"])
         ks = [r["k"] for r in sel]
-        axes[0].plot(ks, [max(r["bias_debiased"], 1e-6) for r in sel], marker="o", label=method)
+        line = axes[0].plot(ks, [r["bias_debiased"] for r in sel], marker="o", label=method)[0]
+        axes[0].plot(ks, [(r["variance"] / r["trials"]) ** 0.5 for r in sel], ls="--", color=line.get_color(),
+                     alpha=0.6, label=f"{method}: noise level")
         axes[1].plot(ks, [max(r["variance"], 1e-12) ** 0.5 for r in sel], marker="o", label=method)
     for ax, name in zip(axes, ("bias ||E[Delta_hat] − Delta|| / ||Delta||", "sqrt(variance) / ||Delta||"),
                         strict=False):
         ax.set_xscale("log")
-        ax.set_yscale("log")
         ax.set_xlabel("K (bases)")
         ax.set_ylabel(name)
         ax.grid(alpha=0.3)
-    axes[0].legend()
+    axes[1].set_yscale("log")
+    axes[0].set_ylim(bottom=0)
+    axes[0].legend(fontsize="small")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
