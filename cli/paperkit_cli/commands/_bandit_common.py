@@ -21,8 +21,8 @@ instance_options = options._compose(
                       "bradley-terry) or 'wins', and optional arm 'names'; the schema is above."),
 )
 
-# Kept equal to paperkit.methods.bandit.instances.INSTANCE_SCHEMA (tests/cli/test_bandit.py checks it);
-# spelled here so --help imports no numpy.
+# The instance YAML --help shows; tests/cli/test_bandit.py loads it through the library's reader.
+# It lives here, not in the library, so --help imports no numpy.
 INSTANCE_SCHEMA = """\
 name: my-models            # optional; default: the file name
 names: [a, b, c]           # optional arm names, one per mean, used in tables and messages

@@ -351,19 +351,6 @@ def preset(spec: str) -> Instance:
 
 INSTANCE_KEYS = ("name", "names", "means", "preference", "scale", "utilities", "wins", "prior")
 
-# The instance YAML, as --help and the README show it (kept here beside the reader that accepts it).
-INSTANCE_SCHEMA = """\
-name: my-models            # optional; default: the file name
-names: [a, b, c]           # optional arm names, one per mean, used in tables and messages
-means: [0.9, 0.6, 0.5]     # K Bernoulli reward means in [0, 1]
-preference:                # K x K: preference[k][l] = P(arm k beats arm l); diagonal 0.5,
-  - [0.5, 0.7, 0.8]        #   preference + its transpose = 1; or a CSV path (no header),
-  - [0.3, 0.5, 0.6]        #   or bradley-terry (with optional scale: 4, utilities: [...])
-  - [0.2, 0.4, 0.5]
-# instead of preference: wins: K x K win counts (list or CSV path), prior: 0 (pseudo-counts)
-"""
-
-
 def instance_from_mapping(data: Any, *, source: str = "instance", base: Path | None = None) -> Instance:
     """An instance from a YAML mapping.
 
@@ -371,7 +358,7 @@ def instance_from_mapping(data: Any, *, source: str = "instance", base: Path | N
     (no header), or ``bradley-terry`` (with optional ``scale`` and ``utilities``). Instead of
     ``preference``, ``wins`` may give a K×K win-count matrix (list or CSV path) to fit Bradley–Terry
     (with optional ``prior``). ``name`` and ``names`` (one distinct name per arm) are optional. Paths are
-    relative to the YAML file. See :data:`INSTANCE_SCHEMA`.
+    relative to the YAML file. See the schema in the bandit commands' --help.
     """
     if not isinstance(data, dict):
         raise InputError(f"{source}: expected a mapping with keys 'means' and 'preference' (or 'wins')")
