@@ -82,15 +82,13 @@ def _num(v: float):
     return sympy.Float(float(v), _DPS)
 
 
-def original_formula(tokens: Sequence[int], params: Sequence[float], s: Standardisation):
-    """``mean_y + std_y * f((x - mean) / std)`` as a sympy expression in the data's column names."""
+def prefix_to_sympy(tokens: Sequence[int], constant, feature):
+    """A prefix token row as a sympy tree; ``constant(i)`` and ``feature(j)`` give the leaves (0-based)."""
     import sympy
 
     from paperkit.methods.sr_apo.grammar import ADD, CONST, DIV, FEAT0, MUL, SUB
 
     row = [int(t) for t in tokens if int(t) != 0]
-    params = [float(p) for p in params]
-    symbols = [sympy.Symbol(name, real=True) for name in s.features]
     pos = 0
     nconst = 0
 
@@ -100,15 +98,9 @@ def original_formula(tokens: Sequence[int], params: Sequence[float], s: Standard
         pos += 1
         if t == CONST:
             nconst += 1
-            if nconst > len(params):
-                raise InputError(f"the expression has more constants than the {len(params)} parameter(s) given")
-            return _num(params[nconst - 1])
+            return constant(nconst - 1)
         if t >= FEAT0:
-            j = t - FEAT0
-            if j >= len(symbols):
-                raise InputError(f"the expression uses feature {j} (0-based) but the standardisation has "
-                                 f"{len(symbols)} features")
-            return (symbols[j] - _num(s.x_mean[j])) / _num(s.x_std[j])
+            return feature(t - FEAT0)
         a = walk()
         b = walk()
         if t == ADD:
@@ -121,7 +113,28 @@ def original_formula(tokens: Sequence[int], params: Sequence[float], s: Standard
             return a / b
         return sympy.Abs(a) ** b
 
-    return _num(s.y_mean) + _num(s.y_std) * walk()
+    return walk()
+
+
+def original_formula(tokens: Sequence[int], params: Sequence[float], s: Standardisation):
+    """``mean_y + std_y * f((x - mean) / std)`` as a sympy expression in the data's column names."""
+    import sympy
+
+    params = [float(p) for p in params]
+    symbols = [sympy.Symbol(name, real=True) for name in s.features]
+
+    def constant(i):
+        if i >= len(params):
+            raise InputError(f"the expression has more constants than the {len(params)} parameter(s) given")
+        return _num(params[i])
+
+    def feature(j):
+        if j >= len(symbols):
+            raise InputError(f"the expression uses feature {j} (0-based) but the standardisation has "
+                             f"{len(symbols)} features")
+        return (symbols[j] - _num(s.x_mean[j])) / _num(s.x_std[j])
+
+    return _num(s.y_mean) + _num(s.y_std) * prefix_to_sympy(tokens, constant, feature)
 
 
 def export(expr, fmt: str = "sympy") -> str:

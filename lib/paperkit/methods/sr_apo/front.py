@@ -29,6 +29,7 @@ from paperkit.methods.sr_apo.formula import (
     STANDARDISATION_FILE,
     Standardisation,
     original_formula,
+    prefix_to_sympy,
     read_standardisation,
 )
 from paperkit.methods.sr_apo.formula import export as export_formula
@@ -209,37 +210,15 @@ def sympy_expression(tokens: Sequence[int], params: np.ndarray | None = None,
     """The expression in sympy, constants rounded to ``digits`` significant digits, simplified."""
     import sympy
 
-    from paperkit.methods.sr_apo.grammar import ADD, CONST, DIV, FEAT0, MUL, SUB
+    def constant(i):
+        if params is not None and len(params) > i:
+            return sympy.Float(float(f"{float(params[i]):.{digits}g}"), digits)
+        return sympy.Symbol(f"c{i}")
 
-    row = [int(t) for t in tokens if int(t) != 0]
-    pos = 0
-    nconst = 0
+    def feature(j):
+        return sympy.Symbol(feature_names[j] if feature_names else f"x{j}", real=True)
 
-    def walk():
-        nonlocal pos, nconst
-        t = row[pos]
-        pos += 1
-        if t == CONST:
-            nconst += 1
-            if params is not None and len(params) >= nconst:
-                return sympy.Float(float(f"{float(params[nconst - 1]):.{digits}g}"), digits)
-            return sympy.Symbol(f"c{nconst - 1}")
-        if t >= FEAT0:
-            j = t - FEAT0
-            return sympy.Symbol(feature_names[j] if feature_names else f"x{j}", real=True)
-        a = walk()
-        b = walk()
-        if t == ADD:
-            return a + b
-        if t == SUB:
-            return a - b
-        if t == MUL:
-            return a * b
-        if t == DIV:
-            return a / b
-        return sympy.Abs(a) ** b
-
-    expr = walk()
+    expr = prefix_to_sympy(tokens, constant, feature)
     try:
         return sympy.simplify(expr)
     except Exception:  # sympy can fail on odd powers; the unsimplified form is still right
