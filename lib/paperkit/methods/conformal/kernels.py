@@ -96,6 +96,33 @@ def _sift_down(hpos, hrun, size, i):
 
 
 @njit(cache=True, fastmath=False)
+def _pop_point(b, hpos, hrun, size, ridx, counts, pk, sizes, leaving, t, mu, scale, scores, fold_start):
+    """Take every run endpoint at position ``b`` off the heap: entering scores are counted at once,
+    leaving folds are listed in ``leaving`` (they leave after the point). Returns (size, n_enter, n_leave)."""
+    n_enter = 0
+    n_leave = 0
+    while size > 0 and hpos[0] == b:
+        j = hrun[0]
+        k = j // 2
+        if j % 2 == 0:
+            counts[k] += 1.0
+            pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
+            n_enter += 1
+        else:
+            leaving[n_leave] = k
+            n_leave += 1
+        ridx[j] += 1
+        if ridx[j] < sizes[k]:
+            hpos[0] = _run_pos(j, ridx[j], t, mu, scale, scores, fold_start)
+        else:
+            size -= 1
+            hpos[0] = hpos[size]
+            hrun[0] = hrun[size]
+        _sift_down(hpos, hrun, size, 0)
+    return size, n_enter, n_leave
+
+
+@njit(cache=True, fastmath=False)
 def _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, out_lo, out_hi, out_n):
     K = mu.shape[1]
     n = scores.shape[0]
@@ -131,29 +158,11 @@ def _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, o
             start[j] = -np.inf
     while size > 0:
         b = hpos[0]
-        has_enter = False
-        n_leave = 0
-        while size > 0 and hpos[0] == b:
-            j = hrun[0]
-            k = j // 2
-            if j % 2 == 0:
-                counts[k] += 1.0
-                pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
-                sum_counts += 1.0
-                has_enter = True
-            else:
-                leaving[n_leave] = k
-                n_leave += 1
-            ridx[j] += 1
-            if ridx[j] < sizes[k]:
-                hpos[0] = _run_pos(j, ridx[j], t, mu, scale, scores, fold_start)
-            else:
-                size -= 1
-                hpos[0] = hpos[size]
-                hrun[0] = hrun[size]
-            _sift_down(hpos, hrun, size, 0)
+        size, n_enter, n_leave = _pop_point(b, hpos, hrun, size, ridx, counts, pk, sizes, leaving,
+                                            t, mu, scale, scores, fold_start)
+        sum_counts += n_enter
         # the point b: every score whose closed interval touches b counts
-        if has_enter:
+        if n_enter > 0:
             _evaluate(pk, n, sum_counts, u[t], codes, levels, point)
         else:
             point[:] = seg
@@ -256,28 +265,10 @@ def _sweep_one_tails(t, mu, scale, scores, fold_start, sizes, u, codes, levels, 
     in_left = True
     while size > 0 and hpos[0] <= hi_mu:
         b = hpos[0]
-        has_enter = False
-        n_leave = 0
-        while size > 0 and hpos[0] == b:
-            j = hrun[0]
-            k = j // 2
-            if j % 2 == 0:
-                counts[k] += 1.0
-                pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
-                sum_counts += 1.0
-                has_enter = True
-            else:
-                leaving[n_leave] = k
-                n_leave += 1
-            ridx[j] += 1
-            if ridx[j] < sizes[k]:
-                hpos[0] = _run_pos(j, ridx[j], t, mu, scale, scores, fold_start)
-            else:
-                size -= 1
-                hpos[0] = hpos[size]
-                hrun[0] = hrun[size]
-            _sift_down(hpos, hrun, size, 0)
-        if has_enter:
+        size, n_enter, n_leave = _pop_point(b, hpos, hrun, size, ridx, counts, pk, sizes, leaving,
+                                            t, mu, scale, scores, fold_start)
+        sum_counts += n_enter
+        if n_enter > 0:
             _evaluate(pk, n, sum_counts, u[t], codes, levels, point)
         else:
             point[:] = seg
