@@ -49,18 +49,7 @@ def recon_figure(rows: list[dict], title: str = "") -> Any:
         axes[0].errorbar(ks, [r["cosine_mean"] for r in sel], yerr=[r["cosine_std"] for r in sel], marker="o",
                          label=method, capsize=3)
         axes[1].plot(ks, [r["rel_error_mean"] for r in sel], marker="o", label=method)
-    for ax, name in zip(axes, ("cosine(Delta_hat, Delta)", "||Delta_hat − Delta|| / ||Delta||"), strict=False):
-        ax.set_xscale("log")
-        ax.set_xlabel("K (bases)")
-        ax.set_ylabel(name)
-        ax.grid(alpha=0.3)
-    axes[1].set_yscale("log")
-    axes[0].set_ylim(bottom=0)
-    axes[0].legend(fontsize="small")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return _against_k(fig, axes, ("cosine(Delta_hat, Delta)", "||Delta_hat − Delta|| / ||Delta||"), title)
 
 
 def bias_variance_figure(rows: list[dict], title: str = "") -> Any:
@@ -74,8 +63,12 @@ def bias_variance_figure(rows: list[dict], title: str = "") -> Any:
         axes[0].plot(ks, [(r["variance"] / r["trials"]) ** 0.5 for r in sel], ls="--", color=line.get_color(),
                      alpha=0.6, label=f"{method}: noise level")
         axes[1].plot(ks, [max(r["variance"], 1e-12) ** 0.5 for r in sel], marker="o", label=method)
-    for ax, name in zip(axes, ("bias ||E[Delta_hat] − Delta|| / ||Delta||", "sqrt(variance) / ||Delta||"),
-                        strict=False):
+    return _against_k(fig, axes, ("bias ||E[Delta_hat] − Delta|| / ||Delta||", "sqrt(variance) / ||Delta||"), title)
+
+
+def _against_k(fig: Any, axes: Any, ylabels: tuple[str, str], title: str) -> Any:
+    """The two panels' shared layout: log K on x, a linear left panel from 0, a log right panel."""
+    for ax, name in zip(axes, ylabels, strict=True):
         ax.set_xscale("log")
         ax.set_xlabel("K (bases)")
         ax.set_ylabel(name)
