@@ -17,6 +17,7 @@ the only random draws (spawns, respawns, levels) come from it, so copy b of a ba
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +67,7 @@ def _add(grid: np.ndarray, pos: np.ndarray, v: int, channel: int, weights: np.nd
     grid[..., channel] += np.bincount(flat.ravel(), w, minlength=b * rows * cols).reshape(b, rows, cols).astype(np.float32)
 
 
-class GridCore:
+class GridCore(ABC):
     """Shared machinery: agent positions, moves, masks, horizon. Subclasses define the task."""
 
     name = "grid"
@@ -118,12 +119,21 @@ class GridCore:
         return self._observe(reward.astype(np.float32), done | (self.t >= self.horizon))
 
     @property
-    def obs_dim(self) -> int:
-        raise NotImplementedError
+    @abstractmethod
+    def obs_dim(self) -> int: ...
 
     @property
-    def state_dim(self) -> int:
-        raise NotImplementedError
+    @abstractmethod
+    def state_dim(self) -> int: ...
+
+    @abstractmethod
+    def _reset(self) -> None: ...
+
+    @abstractmethod
+    def _step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+    @abstractmethod
+    def _observe(self, reward: np.ndarray, done: np.ndarray) -> Step: ...
 
 
 class PredatorPrey(GridCore):
