@@ -154,12 +154,14 @@ def _fit_job(s: HygmaTrainSettings, config: TrainConfig, seed: int, on_steps: Ca
 
 def _train_in_pool(inputs: HygmaTrainInputs, run: Any, pending: list[tuple[str, int]], workers: int,
                    bar: Any) -> None:
-    """Train the pending jobs in ``workers`` forked processes, checkpointing each stage as it finishes."""
+    """Train the pending jobs in ``workers`` spawned processes, checkpointing each stage as it finishes.
+
+    Spawned, not forked: a fork after torch has started its thread pool can deadlock the child."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     s = inputs.settings
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(_fit_job, s, inputs.configs[a], seed): job_name(a, seed) for a, seed in pending}
         for f in as_completed(futures):
             run.save_checkpoint(f"{futures[f]}.pt", f.result())
