@@ -123,6 +123,43 @@ def _pop_point(b, hpos, hrun, size, ridx, counts, pk, sizes, leaving, t, mu, sca
 
 
 @njit(cache=True, fastmath=False)
+def _settle(b, n_enter, n_leave, leaving, counts, pk, sizes, n, sum_counts, u_t, codes, levels,
+            point, seg, inside, start, out_lo, out_hi, out_n, t, cap):
+    """After the endpoints at ``b`` are popped: the sets at the point b (every score whose closed
+    interval touches b counts), then, once the leaving folds are removed, on the open segment after b;
+    sets that open or close on the way are recorded. Returns the new sum of counts."""
+    M = point.shape[0]
+    if n_enter > 0:
+        _evaluate(pk, n, sum_counts, u_t, codes, levels, point)
+    else:
+        point[:] = seg
+    for j in range(M):
+        if point[j] and not inside[j]:
+            inside[j] = True
+            start[j] = b
+        elif inside[j] and not point[j]:  # cannot happen for monotone combiners; stay safe
+            _emit(out_lo, out_hi, out_n, t, j, start[j], b, cap)
+            inside[j] = False
+    if n_leave > 0:
+        for r in range(n_leave):
+            k = leaving[r]
+            counts[k] -= 1.0
+            pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
+        sum_counts -= n_leave
+        _evaluate(pk, n, sum_counts, u_t, codes, levels, seg)
+    else:
+        seg[:] = point
+    for j in range(M):
+        if inside[j] and not seg[j]:
+            _emit(out_lo, out_hi, out_n, t, j, start[j], b, cap)
+            inside[j] = False
+        elif seg[j] and not inside[j]:
+            inside[j] = True
+            start[j] = b
+    return sum_counts
+
+
+@njit(cache=True, fastmath=False)
 def _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, out_lo, out_hi, out_n):
     K = mu.shape[1]
     n = scores.shape[0]
@@ -161,35 +198,8 @@ def _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, o
         size, n_enter, n_leave = _pop_point(b, hpos, hrun, size, ridx, counts, pk, sizes, leaving,
                                             t, mu, scale, scores, fold_start)
         sum_counts += n_enter
-        # the point b: every score whose closed interval touches b counts
-        if n_enter > 0:
-            _evaluate(pk, n, sum_counts, u[t], codes, levels, point)
-        else:
-            point[:] = seg
-        for j in range(M):
-            if point[j] and not inside[j]:
-                inside[j] = True
-                start[j] = b
-            elif inside[j] and not point[j]:  # cannot happen for monotone combiners; stay safe
-                _emit(out_lo, out_hi, out_n, t, j, start[j], b, cap)
-                inside[j] = False
-        # the open segment after b
-        if n_leave > 0:
-            for r in range(n_leave):
-                k = leaving[r]
-                counts[k] -= 1.0
-                pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
-            sum_counts -= n_leave
-            _evaluate(pk, n, sum_counts, u[t], codes, levels, seg)
-        else:
-            seg[:] = point
-        for j in range(M):
-            if inside[j] and not seg[j]:
-                _emit(out_lo, out_hi, out_n, t, j, start[j], b, cap)
-                inside[j] = False
-            elif seg[j] and not inside[j]:
-                inside[j] = True
-                start[j] = b
+        sum_counts = _settle(b, n_enter, n_leave, leaving, counts, pk, sizes, n, sum_counts, u[t], codes, levels,
+                             point, seg, inside, start, out_lo, out_hi, out_n, t, cap)
     for j in range(M):
         if inside[j]:
             _emit(out_lo, out_hi, out_n, t, j, start[j], np.inf, cap)
@@ -268,33 +278,8 @@ def _sweep_one_tails(t, mu, scale, scores, fold_start, sizes, u, codes, levels, 
         size, n_enter, n_leave = _pop_point(b, hpos, hrun, size, ridx, counts, pk, sizes, leaving,
                                             t, mu, scale, scores, fold_start)
         sum_counts += n_enter
-        if n_enter > 0:
-            _evaluate(pk, n, sum_counts, u[t], codes, levels, point)
-        else:
-            point[:] = seg
-        for j in range(M):
-            if point[j] and not inside[j]:
-                inside[j] = True
-                start[j] = b
-            elif inside[j] and not point[j]:
-                _emit(out_lo, out_hi, out_n, t, j, start[j], b, cap)
-                inside[j] = False
-        if n_leave > 0:
-            for r in range(n_leave):
-                k = leaving[r]
-                counts[k] -= 1.0
-                pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
-            sum_counts -= n_leave
-            _evaluate(pk, n, sum_counts, u[t], codes, levels, seg)
-        else:
-            seg[:] = point
-        for j in range(M):
-            if inside[j] and not seg[j]:
-                _emit(out_lo, out_hi, out_n, t, j, start[j], b, cap)
-                inside[j] = False
-            elif seg[j] and not inside[j]:
-                inside[j] = True
-                start[j] = b
+        sum_counts = _settle(b, n_enter, n_leave, leaving, counts, pk, sizes, n, sum_counts, u[t], codes, levels,
+                             point, seg, inside, start, out_lo, out_hi, out_n, t, cap)
         if in_left:
             if size == 0 or hpos[0] >= lo_mu:
                 in_left = False
