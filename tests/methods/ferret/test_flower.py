@@ -214,7 +214,7 @@ ALGO = ["--clients", "2", "--fraction", "1", "--rounds", "3", "--k", "40", "--lo
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
     d = tmp_path_factory.mktemp("certs")
-    subprocess.run([*CMD, "ferret-certs", "--nodes", "2", "--run-dir", str(d / "c")], check=True, env=_env(),
+    subprocess.run([*CMD, "ferret-certs", "--nodes", "3", "--run-dir", str(d / "c")], check=True, env=_env(),
                    capture_output=True, timeout=60)
     return d / "c"
 
@@ -246,62 +246,75 @@ def _stop(p):
             p.communicate()
 
 
-@pytest.mark.slow
-def test_loopback_tls_federation_equals_the_simulation(tmp_path, certs):
-    """ferret-server (flower-superlink, TLS) + 2 ferret-clients (flower-supernode) on 127.0.0.1, 3 rounds:
-    every round's test loss and the final model equal ferret-train's bit for bit. (A client lost
-    mid-round is covered in process against the Grid; with real Flower processes that case is flaky
-    here: the surviving client's reply was sometimes lost too — see examples/ferret/README.md.)"""
-    port = _free_port()
-    tls = ["--tls-ca", str(certs / "ca.crt")]
-    server = _start(["ferret-server", "--listen", f"127.0.0.1:{port}", *tls, "--tls-cert", str(certs / "server.crt"),
-                     "--tls-key", str(certs / "server.key"), "--min-clients", "2", "--wait-timeout", "120",
-                     "--round-timeout", "60", *ALGO, "--run-dir", str(tmp_path / "server")])
-    clients = [_start(["ferret-client", "--server", f"127.0.0.1:{port}", *tls, "--partition-id", str(i),
-                       "--max-wait", "60"]) for i in range(2)]
-    (out, err), *client_out = _finish([server, *clients], timeout=400)
-    assert server.returncode == 0, err[-3000:] + str(client_out)[-2000:]
-    assert all(c.returncode == 0 for c in clients), client_out
+def _wait_for_port(server, port):
+    deadline = time.monotonic() + 60
+    while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+        assert time.monotonic() < deadline and server.poll() is None
+        time.sleep(0.3)
+
+
+def _assert_equals_the_simulation(tmp_path, server_dir):
     from paperkit.core.tables import read_table
 
     settings = _settings(tmp_path, n=2)
-    hist = read_table(tmp_path / "server" / "history.csv")
+    hist = read_table(server_dir / "history.csv")
     assert list(hist.column("clients")) == [2, 2, 2] and list(hist.column("failures")) == [0, 0, 0]
     torch.set_num_threads(1)
     sim_rows = ferret.run_federated(ferret.digits_task(2, 0.5, seed=5), ferret.FedConfig(**{**settings["fed"], "rounds": 3}))[1]
     assert list(hist.column("test_loss")) == [r["test_loss"] for r in sim_rows]  # bit for bit
-    served = torch.load(tmp_path / "server" / "model.pt", weights_only=True)["weights"]
+    served = torch.load(server_dir / "model.pt", weights_only=True)["weights"]
     assert torch.equal(served, _simulate(settings, rounds=3).weights)
 
 
+def _tls_server(certs, port, run_dir, *extra):
+    return _start(["ferret-server", "--listen", f"127.0.0.1:{port}", "--tls-ca", str(certs / "ca.crt"),
+                   "--tls-cert", str(certs / "server.crt"), "--tls-key", str(certs / "server.key"),
+                   "--min-clients", "2", "--wait-timeout", "120", "--round-timeout", "60", *ALGO,
+                   "--run-dir", str(run_dir), *extra])
+
+
+def _client(certs, port, i, *extra, max_wait=60):
+    return ["ferret-client", "--server", f"127.0.0.1:{port}", "--tls-ca", str(certs / "ca.crt"),
+            "--partition-id", str(i), "--max-wait", str(max_wait), *extra]
+
+
 @pytest.mark.slow
-def test_unauthorised_node_is_refused(tmp_path, certs):
-    """SuperNode authentication on, admitting node-0's key only: a node signing with node-1's key is refused;
-    node-0 then joins and the run completes."""
+def test_authenticated_tls_federation_refuses_an_intruder_and_equals_the_simulation(tmp_path, certs):
+    """ferret-server (flower-superlink, TLS, SuperNode authentication admitting node-0's and node-1's keys)
+    on 127.0.0.1: a node signing with node-2's key is refused with a one-line error; then 2 ferret-clients
+    (flower-supernode) with the admitted keys run 3 rounds, and every round's test loss and the final model
+    equal ferret-train's bit for bit. (A client lost mid-round is covered in process against the Grid; with
+    real Flower processes that case is flaky here: the surviving client's reply was sometimes lost too —
+    see examples/ferret/README.md.)"""
     port = _free_port()
-    keys = tmp_path / "one.csv"
-    keys.write_text((certs / "node-0.pub").read_text())
-    tls = ["--tls-ca", str(certs / "ca.crt")]
-    server = _start(["ferret-server", "--listen", f"127.0.0.1:{port}", *tls, "--tls-cert", str(certs / "server.crt"),
-                     "--tls-key", str(certs / "server.key"), "--auth-keys", str(keys), "--min-clients", "1",
-                     "--wait-timeout", "120", "--clients", "1", "--fraction", "1", "--rounds", "1", "--k", "40",
-                     "--run-dir", str(tmp_path / "server")])
+    keys = tmp_path / "two.csv"
+    keys.write_text("".join((certs / f"node-{i}.pub").read_text() for i in range(2)))
+    server = _tls_server(certs, port, tmp_path / "server", "--auth-keys", str(keys))
     try:
-        deadline = time.monotonic() + 60
-        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
-            assert time.monotonic() < deadline and server.poll() is None
-            time.sleep(0.3)
-        node = ["ferret-client", "--server", f"127.0.0.1:{port}", *tls, "--partition-id", "0", "--max-wait", "20"]
-        intruder = _start([*node, "--auth-key", str(certs / "node-1.key")])
+        _wait_for_port(server, port)
+        intruder = _start(_client(certs, port, 0, "--auth-key", str(certs / "node-2.key"), max_wait=20))
         _, cerr = intruder.communicate(timeout=120)
         assert intruder.returncode == 1, cerr
         assert "refused this node" in cerr and len(cerr.strip().splitlines()) <= 2, cerr
-        member = _start([*node, "--auth-key", str(certs / "node-0.key")])
-        (_, serr), (_, merr) = _finish([server, member], timeout=300)
-        assert server.returncode == 0, serr
-        assert member.returncode == 0, merr
+        clients = [_start(_client(certs, port, i, "--auth-key", str(certs / f"node-{i}.key"))) for i in range(2)]
+        (out, err), *client_out = _finish([server, *clients], timeout=400)
+        assert server.returncode == 0, err[-3000:] + str(client_out)[-2000:]
+        assert all(c.returncode == 0 for c in clients), client_out
     finally:
         _stop(server)
+    _assert_equals_the_simulation(tmp_path, tmp_path / "server")
+
+
+@pytest.mark.heavy
+def test_loopback_tls_federation_without_authentication_equals_the_simulation(tmp_path, certs):
+    """The same federation with TLS only (no SuperNode authentication), as most users run it."""
+    port = _free_port()
+    server = _tls_server(certs, port, tmp_path / "server")
+    clients = [_start(_client(certs, port, i)) for i in range(2)]
+    (out, err), *client_out = _finish([server, *clients], timeout=400)
+    assert server.returncode == 0, err[-3000:] + str(client_out)[-2000:]
+    assert all(c.returncode == 0 for c in clients), client_out
+    _assert_equals_the_simulation(tmp_path, tmp_path / "server")
 
 
 @pytest.mark.slow
@@ -310,10 +323,7 @@ def test_sigterm_stops_the_superlink_too(tmp_path):
     server = _start(["ferret-server", "--insecure", "--listen", f"127.0.0.1:{port}", "--wait-timeout", "120",
                      *ALGO, "--run-dir", str(tmp_path / "s")])
     try:
-        deadline = time.monotonic() + 60
-        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
-            assert time.monotonic() < deadline and server.poll() is None
-            time.sleep(0.3)
+        _wait_for_port(server, port)
         server.terminate()
         _, err = server.communicate(timeout=60)
         assert server.returncode == 130 and "interrupted" in err, err
