@@ -80,7 +80,7 @@ def bench_kernel(reps: int) -> None:
 def _step_row(hidden: tuple[int, ...], reps: int) -> tuple[int, float, float]:
     import torch
 
-    from paperkit.methods.kd_rank import DistillConfig, distill_loss, make_mlp
+    from paperkit.methods.kd_rank import DistillConfig, distill_loss, make_mlp, teacher_order
 
     g = torch.Generator().manual_seed(0)
     x = torch.randn(128, 64, generator=g)  # synth100: 64 features, 100 classes
@@ -90,8 +90,10 @@ def _step_row(hidden: tuple[int, ...], reps: int) -> tuple[int, float, float]:
     model = make_mlp(64, hidden, 100)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 
+    order = teacher_order(teacher)  # as train_student: once, the teacher being fixed
+
     def step(cfg):
-        loss, _ = distill_loss(cfg, model(x), teacher, y, log_rank=False)
+        loss, _ = distill_loss(cfg, model(x), teacher, y, log_rank=False, teacher_order=order)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

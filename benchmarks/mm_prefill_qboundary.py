@@ -7,7 +7,7 @@ unpermuted single pattern (block, VS, A-shape) is then sized to the density it a
 (never above). Prints recall (share of dense attention mass kept, mean over all queries) per seed and
 the mean ± s.e. over seeds, plus the recall of text and vision queries separately.
 
-Run: python benchmarks/mm_prefill_qboundary.py [--seeds 5] [--density 0.02,0.05] [--quick]
+Run: python benchmarks/mm_prefill_qboundary.py [--seeds 5] [--density 0.02,0.05] [--block-size 64] [--quick]
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--density", default="0.02,0.05")
+    ap.add_argument("--block-size", type=int, default=64, help="tile size (smaller: lower densities reachable)")
     ap.add_argument("--quick", action="store_true", help="2 seeds, 16 frames of 8×8")
     a = ap.parse_args()
     densities = [float(x) for x in a.density.split(",")]
     seeds = range(2 if a.quick else a.seeds)
     frames, side = (16, 8) if a.quick else (32, 12)
-    bs = 64
+    bs = a.block_size
     rows = {}
     for seed in seeds:
         spec = synthetic.SyntheticSpec(frames=frames, height=side, width=side, text_prefix=96, text_suffix=64,

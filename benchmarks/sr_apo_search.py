@@ -6,9 +6,11 @@
 2. Identical front: both engines over every expression of h = 3, F = 2 (diabetes bmi, s5): best R²
    per length of the numba engine minus scipy BFGS and Powell.
 3. Full fronts on 2 cores: h = 3 with F = 6 (make_friedman1, 1,000 rows) and h = 4 with F = 2.
+4. The h = 4 front of the same 6-feature set (10.8 million expressions): one shard of --h4-shards
+   timed (wall and CPU), scaled to the whole front.
 4. JIT: cold compile time (empty numba cache, fresh process) and cached load, reported apart.
 
-Run: python benchmarks/sr_apo_search.py [--reps 3] [--sample 1500] [--full-scipy] [--skip-full] [--quick]
+Run: python benchmarks/sr_apo_search.py [--reps 3] [--sample 1500] [--full-scipy] [--skip-full] [--h4-shards 20] [--quick]
 (--quick: h = 3 with F = 2, a 300-expression scipy sample, one repetition, no JIT subprocesses and no
 full fronts; well under 30 s on 2 cores once numba's cache is warm).
 """
@@ -74,6 +76,7 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=1500)
     ap.add_argument("--full-scipy", action="store_true")
     ap.add_argument("--skip-full", action="store_true")
+    ap.add_argument("--h4-shards", type=int, default=20, help="time shard 1/N of the h = 4, F = 6 front")
     ap.add_argument("--quick", action="store_true", help="small sizes, one repetition (a smoke run, <= 30 s)")
     args = ap.parse_args()
     if args.quick:
@@ -153,6 +156,30 @@ def main() -> None:
         front = {L: round(r["R2"], 4) for L, r in res.runs[0].summary.items()}
         print(f"   h = {head}, F = {F}, {n} rows: {len(res.expressions):,} expressions in {dt:.1f} s "
               f"({len(res.expressions) / dt:,.0f} expr/s); best per length {front}")
+    h4_front(args.h4_shards)
+
+
+def h4_front(n_shards: int) -> None:
+    """h = 4 over the same 6-feature, 1,000-row set: one shard of ``n_shards`` (every n-th expression, so
+    a fixed, evenly spread fraction) timed by wall clock and by CPU time, then scaled to the whole front.
+    On a busy machine the wall time says little; CPU time / 2 is the wall time on 2 calm cores."""
+    from sklearn.datasets import make_friedman1
+
+    from paperkit.methods.sr_apo import FitOptions, enumerate_expressions, search
+
+    X, y = make_friedman1(n_samples=1000, n_features=6, random_state=0)
+    enum_wall, enum_cpu = time.perf_counter(), time.process_time()
+    exprs = enumerate_expressions(4, 6)
+    enum_wall, enum_cpu = time.perf_counter() - enum_wall, time.process_time() - enum_cpu
+    wall, cpu = time.perf_counter(), time.process_time()
+    res = search(X, y, head=4, shard=(1, n_shards), options=FitOptions(jobs=2), expressions=exprs)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(f"\n4. h = 4, F = 6, 1000 rows: {len(exprs):,} expressions enumerated in {enum_wall:.1f} s "
+          f"({enum_cpu:.1f} s CPU); shard 1/{n_shards} ({len(res.index):,}) fitted in {wall:.1f} s wall, "
+          f"{cpu:.1f} s CPU on 2 threads")
+    calm = enum_cpu + cpu * n_shards / 2
+    print(f"   whole front, fits scaled x{n_shards}: {calm / 60:.1f} min on 2 calm cores (CPU time / 2; "
+          f"target < 30 min), {(enum_wall + wall * n_shards) / 60:.1f} min at this machine's load")
 
 
 if __name__ == "__main__":

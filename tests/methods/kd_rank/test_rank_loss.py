@@ -16,6 +16,7 @@ from paperkit.methods.kd_rank import (
     kendall_tau,
     pairwise_soft_tau,
     standardize,
+    teacher_order,
 )
 from paperkit.methods.kd_rank.kernels import soft_tau_numba
 
@@ -189,3 +190,34 @@ def test_teacher_sorted_vectorised_kernel_equals_the_reference_to_1e_12(form):
         tau, grad = soft_tau_numba(s, t, form=form, k=kk, want_grad=True)
         for a, b in ((tau, ref_tau.numpy()), (tau, old_tau), (grad, ref_grad.numpy()), (grad, old_grad)):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))
+
+
+@pytest.mark.parametrize("form", ["tanh", "sigmoid"])
+def test_kernel_standardising_inside_equals_torch_standardisation_and_autograd(form):
+    """issue 27: the fused kernel z-scores the student itself and takes the gradient back through the
+    z-score by hand; against torch's standardize + the reference kernel + autograd, in float64, with a
+    precomputed teacher order, teacher ties, and a constant student row (σ = 0)."""
+    rng = np.random.default_rng(11)
+    s, t = rng.normal(size=(6, 100)) * 3 + 1, rng.normal(size=(6, 100))
+    t[:, 7] = t[:, 8]
+    s[4] = 0.5  # constant logits: z = 0
+    st = torch.tensor(s, requires_grad=True)
+    want = kendall_rank_loss(st.detach(), torch.tensor(t), form=form, k=1.3, backend="torch", reduction="none")
+    kendall_rank_loss(st, torch.tensor(t), form=form, k=1.3, backend="torch").backward()  # mean over 6 rows
+    order = teacher_order(torch.tensor(t))
+    got = kendall_rank_loss(torch.tensor(s), torch.tensor(t), form=form, k=1.3, reduction="none", backend="numba",
+                            teacher_order=order)
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=0, atol=1e-12)
+    tau, grad = soft_tau_numba(s, t, form=form, k=1.3, want_grad=True,
+                               standardize=True, order=order.numpy())
+    np.testing.assert_allclose(1.0 - tau, want.detach().numpy(), rtol=0, atol=1e-12)
+    ref = st.grad.numpy() * 6
+    np.testing.assert_allclose(-grad[[0, 1, 2, 3, 5]], ref[[0, 1, 2, 3, 5]], rtol=0,
+                               atol=1e-12 * np.abs(ref).max())
+    assert np.all(np.isfinite(grad[4]))
+    s2 = torch.tensor(s, requires_grad=True)
+    kendall_rank_loss(s2, torch.tensor(t), form=form, k=1.3, backend="numba", teacher_order=order).backward()
+    np.testing.assert_allclose(s2.grad.numpy()[[0, 1, 2, 3, 5]], ref[[0, 1, 2, 3, 5]] / 6, rtol=0,
+                               atol=1e-12 * np.abs(ref).max())
+    with pytest.raises(InputError, match="teacher_order"):
+        kendall_rank_loss(torch.tensor(s), torch.tensor(t), teacher_order=order[:2])

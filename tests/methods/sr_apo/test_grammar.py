@@ -7,6 +7,7 @@ import pytest
 
 from paperkit.core.errors import ResourceError, UsageError
 from paperkit.methods.sr_apo.grammar import (
+    _sorted_distinct,
     assign_fold_reference,
     decode_kexpression,
     enumerate_expressions,
@@ -71,6 +72,12 @@ def test_official_round_trip_and_infix():
     assert to_infix(parse_official("Sub(Mul(xdata[0],x[0]),Pow(x[1],xdata[1]))"), ["a", "b"]) == "(a * c0) - (|c1|^b)"
     with pytest.raises(ValueError):
         parse_official("Mul(x[1],xdata[0])")  # constants must be numbered from 0
+
+
+def test_sorted_distinct_equals_numpy_unique():
+    codes = np.random.default_rng(1).integers(-50, 50, 2_000).astype(np.int64)
+    np.testing.assert_array_equal(_sorted_distinct(codes.copy()), np.unique(codes))
+    assert _sorted_distinct(np.empty(0, dtype=np.int64)).size == 0
 
 
 def test_shards_partition_the_expressions():

@@ -41,6 +41,7 @@ from paperkit.methods.kd_rank.rank_loss import (
     kendall_tau,
     pairwise_soft_tau,
     standardize,
+    teacher_order,
 )
 from paperkit.methods.kd_rank.train import (
     StudentRun,
@@ -62,6 +63,6 @@ __all__ = [
     "digits", "distill_loss", "dkd_loss", "evaluate", "from_npy_dir", "gradient_share", "gradient_share_figure",
     "kd_loss", "kendall_rank_loss", "kendall_tau", "load_data", "load_teacher", "loss_gradients",
     "low_half_share", "lskd_loss", "make_mlp", "mlkd_class_loss", "mlkd_lite_loss", "mlkd_loss", "pairwise_soft_tau", "parse_hidden",
-    "predict_logits", "scale_sensitivity", "standardize", "synth100", "topk_accuracy", "train_student",
+    "predict_logits", "scale_sensitivity", "standardize", "synth100", "teacher_order", "topk_accuracy", "train_student",
     "train_teacher",
 ]

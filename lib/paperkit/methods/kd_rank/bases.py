@@ -155,10 +155,12 @@ def base_loss(cfg: DistillConfig, student: torch.Tensor, teacher: torch.Tensor, 
 
 
 def distill_loss(cfg: DistillConfig, student: torch.Tensor, teacher: torch.Tensor, target: torch.Tensor,
-                 epoch: int = 0, *, log_rank: bool = True) -> tuple[torch.Tensor, dict[str, float]]:
+                 epoch: int = 0, *, log_rank: bool = True, teacher_order: torch.Tensor | None = None
+                 ) -> tuple[torch.Tensor, dict[str, float]]:
     """α·CE + β·L_base + γ·L_rank and the value of each term.
 
     With ``log_rank`` the rank term is computed (without a graph) even when γ = 0, for the curves.
+    ``teacher_order``: :func:`~.rank_loss.teacher_order` of ``teacher`` (saves the rank kernel a sort).
     """
     teacher = teacher.detach()
     ce = F.cross_entropy(student, target)
@@ -169,12 +171,12 @@ def distill_loss(cfg: DistillConfig, student: torch.Tensor, teacher: torch.Tenso
     rank = None
     if cfg.rank_weight > 0:
         rank = kendall_rank_loss(student, teacher, form=cfg.rank_form, k=cfg.rank_k,
-                                 standardize_logits=cfg.rank_standardize)
+                                 standardize_logits=cfg.rank_standardize, teacher_order=teacher_order)
         total = total + cfg.rank_weight * rank
     elif log_rank:  # logged only: no graph, so γ = 0 trains exactly the base
         with torch.no_grad():
             rank = kendall_rank_loss(student.detach(), teacher, form=cfg.rank_form, k=cfg.rank_k,
-                                     standardize_logits=cfg.rank_standardize)
+                                     standardize_logits=cfg.rank_standardize, teacher_order=teacher_order)
     terms = {"ce": float(ce.detach()), "base": float(base.detach()) if base is not None else 0.0,
              "total": float(total.detach())}
     if rank is not None:

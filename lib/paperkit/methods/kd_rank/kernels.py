@@ -67,41 +67,58 @@ def _soft_tau(student: np.ndarray, teacher: np.ndarray, k: float, k_teacher: flo
                 grad[b, i] = row[i] * k * norm
 
 
-def _soft_tau_sorted(student: np.ndarray, teacher: np.ndarray, k: float, want_grad: bool, tau: np.ndarray,
-                     grad: np.ndarray) -> None:
+def _teacher_order(teacher: np.ndarray, order: np.ndarray) -> None:
+    """order[b] = the classes by decreasing teacher logit (stable: tied classes keep their order)."""
+    for b in range(teacher.shape[0]):
+        order[b] = np.argsort(-teacher[b], kind="mergesort")
+
+
+def _soft_tau_sorted(student: np.ndarray, teacher: np.ndarray, order: np.ndarray, k: float, standardize: bool,
+                     eps: float, want_grad: bool, tau: np.ndarray, grad: np.ndarray) -> None:
     """:func:`_soft_tau` for the hard (sign) teacher, in the teacher's order (issue 27).
 
-    Classes are visited in decreasing teacher logit, so for i < j the teacher sign is +1, or 0 within a
+    Classes are visited in decreasing teacher logit (``order``, from :func:`_teacher_order`; training
+    computes it once, the teacher being fixed), so for i < j the teacher sign is +1, or 0 within a
     group of tied teacher logits, which the inner loop skips: the pair loop has no sign, no branch and
     no teacher read, and with reassociation allowed (``fastmath``: the sums over j are vectorised) it
-    runs several times faster. Only the order of the floating-point additions differs from
-    :func:`_soft_tau` (the tests hold both to the torch reference within 1e-12).
+    runs several times faster. With ``standardize`` the student's logits are z-scored here
+    (z = (s − mean) / (std + eps), population std, as :func:`~.rank_loss.standardize`) and the gradient
+    is taken back through it, ∂τ/∂s = (g − ḡ)/(σ+ε) − Σ_i g_i u_i · u / (Cσ(σ+ε)²), u = s − mean: no
+    torch graph around the kernel. The teacher is not standardised: that keeps every sign. Only the
+    order of the floating-point additions differs from :func:`_soft_tau` (tests: 1e-12).
     """
     B, C = student.shape
     norm = 2.0 / (C * (C - 1))
     for b in prange(B):
-        order = np.argsort(-teacher[b], kind="mergesort")
+        ob = order[b]
         m = 0.0
         for i in range(C):
             m += student[b, i]
         m /= C
+        sd = 0.0
+        if standardize:
+            for i in range(C):
+                d = student[b, i] - m
+                sd += d * d
+            sd = math.sqrt(sd / C)
+        den = sd + eps if standardize else 1.0
+        ss = np.empty(C)  # centred (and standardised) student logits in the teacher's order
         spread = 0.0
         for i in range(C):
-            spread = max(spread, abs(student[b, i] - m))
+            ss[i] = (student[b, ob[i]] - m) / den
+            spread = max(spread, abs(ss[i]))
         factored = 2.0 * k * spread <= 300.0
-        ss = np.empty(C)
         up = np.empty(C)
         down = np.empty(C)
-        for i in range(C):
-            ss[i] = student[b, order[i]]
-            if factored:
-                up[i] = math.exp(2.0 * k * (ss[i] - m))
+        if factored:
+            for i in range(C):
+                up[i] = math.exp(2.0 * k * ss[i])
                 down[i] = 1.0 / up[i]
         # first index past i's group of tied teacher logits
         gend = np.empty(C, dtype=np.int64)
         e = C
         for i in range(C - 1, -1, -1):
-            if i < C - 1 and teacher[b, order[i]] != teacher[b, order[i + 1]]:
+            if i < C - 1 and teacher[b, ob[i]] != teacher[b, ob[i + 1]]:
                 e = i + 1
             gend[i] = e
         row = np.zeros(C)
@@ -133,26 +150,47 @@ def _soft_tau_sorted(student: np.ndarray, teacher: np.ndarray, k: float, want_gr
             row[i] += gi
         tau[b] = acc * norm
         if want_grad:
+            gbar = 0.0
+            gu = 0.0
             for i in range(C):
-                grad[b, order[i]] = row[i] * k * norm
+                row[i] *= k * norm  # ∂τ/∂z in the teacher's order
+                gbar += row[i]
+                gu += row[i] * ss[i]
+            gbar /= C
+            # u = (σ+ε) z, so Σ_i g_i u_i · u_j / (Cσ(σ+ε)²) = gu · z_j / (Cσ); zero when σ = 0 (then u = 0)
+            tail = gu / (C * sd) if standardize and sd > 0.0 else 0.0
+            for i in range(C):
+                grad[b, ob[i]] = (row[i] - gbar) / den - tail * ss[i] if standardize else row[i]
 
 
 # Serial for training-sized batches (a thread pool costs more than it saves below a few million pairs,
 # and the training loop's torch threads compete with it); parallel over samples for large B·C².
 soft_tau_kernel = njit(cache=True, fastmath=False)(_soft_tau)
 soft_tau_kernel_parallel = njit(cache=True, fastmath=False, parallel=True)(_soft_tau)
+teacher_order_kernel = njit(cache=True)(_teacher_order)
 sorted_kernel = njit(cache=True, fastmath=True, error_model="numpy")(_soft_tau_sorted)
 sorted_kernel_parallel = njit(cache=True, fastmath=True, error_model="numpy", parallel=True)(_soft_tau_sorted)
 PARALLEL_MIN_PAIRS = 4_000_000
 
 
+def teacher_order(teacher: np.ndarray) -> np.ndarray:
+    """The classes of each row by decreasing teacher logit (stable); see :func:`_soft_tau_sorted`."""
+    t = np.ascontiguousarray(teacher, dtype=np.float64)
+    order = np.empty(t.shape, dtype=np.int64)
+    teacher_order_kernel(t, order)
+    return order
+
+
 def soft_tau_numba(student: np.ndarray, teacher: np.ndarray, *, form: str = "tanh", k: float = 1.0,
-                   soft_teacher: bool = False, want_grad: bool = False, fused: bool = True
+                   soft_teacher: bool = False, want_grad: bool = False, fused: bool = True,
+                   standardize: bool = False, eps: float = 1e-3, order: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray | None]:
     """Per-sample soft τ and (optionally) its gradient, for the ``tanh`` and ``sigmoid`` forms.
 
-    ``fused`` (default): the teacher-sorted, vectorised kernel for the sign teacher; False: the
-    pair-by-pair kernel (always used with ``soft_teacher``)."""
+    ``fused`` (default): the teacher-sorted, vectorised kernel for the sign teacher, which can also
+    z-score the student itself (``standardize``, gradient with respect to the raw logits) and take the
+    teacher's ``order`` precomputed; False: the pair-by-pair kernel (always used with ``soft_teacher``;
+    no ``standardize``)."""
     s = np.ascontiguousarray(student, dtype=np.float64)
     t = np.ascontiguousarray(teacher, dtype=np.float64)
     kk = float(k) if form == "tanh" else float(k) / 2.0
@@ -161,8 +199,12 @@ def soft_tau_numba(student: np.ndarray, teacher: np.ndarray, *, form: str = "tan
     B, C = s.shape
     big = B * C * (C - 1) // 2 >= PARALLEL_MIN_PAIRS
     if not soft_teacher and fused:
-        (sorted_kernel_parallel if big else sorted_kernel)(s, t, kk, bool(want_grad), tau, grad)
+        order = teacher_order(t) if order is None else np.ascontiguousarray(order, dtype=np.int64)
+        (sorted_kernel_parallel if big else sorted_kernel)(s, t, order, kk, bool(standardize), float(eps),
+                                                           bool(want_grad), tau, grad)
     else:
+        if standardize:
+            raise ValueError("standardize needs the fused kernel and the sign teacher")
         (soft_tau_kernel_parallel if big else soft_tau_kernel)(s, t, kk, float(k), bool(soft_teacher),
                                                                 bool(want_grad), tau, grad)
     return tau, (grad if want_grad else None)

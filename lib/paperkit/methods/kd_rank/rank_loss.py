@@ -99,9 +99,11 @@ class _PairwiseRankTau(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, student: torch.Tensor, teacher: torch.Tensor, form: str, k: float, soft_teacher: bool,
-                block_elements: int, backend: str) -> torch.Tensor:
+                block_elements: int, backend: str, fused_standardize: bool,
+                order: torch.Tensor | None) -> torch.Tensor:
         tau, grad = _soft_tau(student.detach(), teacher.detach(), form=form, k=k, soft_teacher=soft_teacher,
-                              want_grad=ctx.needs_input_grad[0], block_elements=block_elements, backend=backend)
+                              want_grad=ctx.needs_input_grad[0], block_elements=block_elements, backend=backend,
+                              fused_standardize=fused_standardize, order=order)
         ctx.save_for_backward(grad if grad is not None else student.new_zeros(0))
         return tau.mean()
 
@@ -111,7 +113,7 @@ class _PairwiseRankTau(torch.autograd.Function):
         g = None
         if ctx.needs_input_grad[0]:
             g = grad * (grad_out / grad.shape[0])
-        return g, None, None, None, None, None, None
+        return g, None, None, None, None, None, None, None, None
 
 
 def resolve_backend(backend: str, device: torch.device) -> str:
@@ -126,12 +128,16 @@ def resolve_backend(backend: str, device: torch.device) -> str:
 
 
 def _soft_tau(student: torch.Tensor, teacher: torch.Tensor, *, form: str, k: float, soft_teacher: bool,
-              want_grad: bool, block_elements: int, backend: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+              want_grad: bool, block_elements: int, backend: str, fused_standardize: bool = False,
+              order: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``fused_standardize``: ``student`` is raw and the numba kernel z-scores it (gradient w.r.t. the raw
+    logits); only with the sign teacher on CPU (see :func:`_fused`)."""
     if resolve_backend(backend, student.device) == "numba":
         from paperkit.methods.kd_rank.kernels import soft_tau_numba
 
         tau, grad = soft_tau_numba(student.numpy(), teacher.numpy(), form=form, k=k, soft_teacher=soft_teacher,
-                                   want_grad=want_grad)
+                                   want_grad=want_grad, standardize=fused_standardize, eps=STANDARDIZE_EPS,
+                                   order=None if order is None else order.numpy())
         return (torch.from_numpy(tau).to(student.dtype),
                 torch.from_numpy(grad).to(student.dtype) if grad is not None else None)
     return pairwise_soft_tau(student, teacher, form=form, k=k, soft_teacher=soft_teacher, want_grad=want_grad,
@@ -145,14 +151,28 @@ def _product_tau(student: torch.Tensor, teacher: torch.Tensor, eps: float = 1e-1
     return (s * t).sum(-1) / torch.sqrt((s * s).sum(-1) * (t * t).sum(-1) + eps)
 
 
+def _fused(form: str, soft_teacher: bool, backend: str, device: torch.device) -> bool:
+    """The teacher-sorted numba kernel serves this call: it standardises the student itself."""
+    return form != "product" and not soft_teacher and resolve_backend(backend, device) == "numba"
+
+
+def teacher_order(teacher: torch.Tensor) -> torch.Tensor:
+    """Classes by decreasing teacher logit per row (stable), for ``kendall_rank_loss(teacher_order=...)``:
+    a training loop whose teacher logits are fixed computes it once instead of sorting every batch."""
+    from paperkit.methods.kd_rank.kernels import teacher_order as order_kernel
+
+    return torch.from_numpy(order_kernel(torch.as_tensor(teacher).detach().cpu().numpy()))
+
+
 def kendall_rank_loss(student: torch.Tensor, teacher: torch.Tensor, *, form: str = "tanh", k: float = 1.0,
                       standardize_logits: bool = True, soft_teacher: bool = False,
                       block_elements: int = DEFAULT_BLOCK_ELEMENTS, reduction: str = "mean",
-                      backend: str = "auto") -> torch.Tensor:
+                      backend: str = "auto", teacher_order: torch.Tensor | None = None) -> torch.Tensor:
     """L_rank = 1 − τ̃(student, teacher), mean over the batch (or per sample with ``reduction='none'``).
 
     ``teacher`` is treated as a constant target (no gradient flows into it). ``backend``: ``auto``
-    (numba kernel on CPU, chunked torch on GPU), ``numba`` or ``torch``.
+    (numba kernel on CPU, chunked torch on GPU), ``numba`` or ``torch``. ``teacher_order``: the rows of
+    :func:`teacher_order` for these teacher logits (used by the CPU kernel, ignored elsewhere).
     """
     check_rank_params(form, k)
     if student.shape != teacher.shape or student.dim() != 2:
@@ -161,18 +181,25 @@ def kendall_rank_loss(student: torch.Tensor, teacher: torch.Tensor, *, form: str
     if student.shape[1] < 2:
         raise InputError("Kendall's τ needs at least 2 classes")
     teacher = teacher.detach()
-    if standardize_logits:
+    fused = _fused(form, soft_teacher, backend, student.device)
+    if teacher_order is not None and tuple(teacher_order.shape) != tuple(teacher.shape):
+        raise InputError(f"teacher_order {tuple(teacher_order.shape)}: expected the teacher's shape "
+                         f"{tuple(teacher.shape)}")
+    order = teacher_order if fused else None
+    if standardize_logits and not fused:  # the fused kernel standardises the student itself
         student = standardize(student)
         teacher = standardize(teacher)
+    fused_standardize = fused and standardize_logits
     if form == "product":
         tau = _product_tau(student, teacher)
         return 1.0 - (tau.mean() if reduction == "mean" else tau)
     if reduction == "none" or not (torch.is_grad_enabled() and student.requires_grad):
         tau, _ = _soft_tau(student.detach(), teacher, form=form, k=k, soft_teacher=soft_teacher, want_grad=False,
-                           block_elements=block_elements, backend=backend)
+                           block_elements=block_elements, backend=backend, fused_standardize=fused_standardize,
+                           order=order)
         return 1.0 - (tau if reduction == "none" else tau.mean())
     return 1.0 - _PairwiseRankTau.apply(student, teacher, form, float(k), bool(soft_teacher), int(block_elements),
-                                        backend)
+                                        backend, fused_standardize, order)
 
 
 class KendallRankLoss(torch.nn.Module):

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from paperkit.core.errors import ConfigError, ConvergenceError, InputError
 from paperkit.methods.kd_rank.bases import DistillConfig, distill_loss
 from paperkit.methods.kd_rank.data import DistillData
-from paperkit.methods.kd_rank.rank_loss import kendall_rank_loss, kendall_tau
+from paperkit.methods.kd_rank.rank_loss import kendall_rank_loss, kendall_tau, teacher_order
 
 TEST_RANK_ROWS = 256
 
@@ -205,6 +205,8 @@ def train_student(data: DistillData, teacher_train_logits: np.ndarray, cfg: Dist
     gen = torch.Generator().manual_seed(seed)
     X, y = torch.as_tensor(data.X_train, device=device), torch.as_tensor(data.y_train, device=device)
     T = torch.as_tensor(teacher_train_logits, dtype=torch.float32, device=device)
+    # the teacher is fixed: its class order is sorted once here, not in every batch (CPU rank kernel)
+    order = teacher_order(T) if T.device.type == "cpu" and (cfg.rank_weight > 0 or log_rank) else None
     steps = s.epochs * math.ceil(len(X) / s.batch_size)
     opt, sched = _optimizer(model, s, steps)
     curves = []
@@ -214,7 +216,8 @@ def train_student(data: DistillData, teacher_train_logits: np.ndarray, cfg: Dist
         batches = _batches(len(X), s.batch_size, gen)
         for idx in batches:
             idx = idx.to(X.device)
-            loss, terms = distill_loss(cfg, model(X[idx]), T[idx], y[idx], epoch, log_rank=log_rank)
+            loss, terms = distill_loss(cfg, model(X[idx]), T[idx], y[idx], epoch, log_rank=log_rank,
+                                       teacher_order=None if order is None else order[idx])
             _check_loss(loss, f"student (seed {seed}, base {cfg.base})", epoch)
             opt.zero_grad(set_to_none=True)
             loss.backward()

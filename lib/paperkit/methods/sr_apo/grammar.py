@@ -269,8 +269,8 @@ def enumerate_expressions(head: int, n_features: int, *, limit: int | None = Non
                             f"fit, above the limit of {limit:,}; raise the limit to run it anyway")
     _check_codable(head, n_features)
     width = max_length(head)
-    codes = np.unique(np.concatenate([assign_fold_encode(_template(p), n_features, width)
-                                      for p in structures(head)]))
+    codes = _sorted_distinct(np.concatenate([assign_fold_encode(_template(p), n_features, width)
+                                             for p in structures(head)]))
     base = _alphabet(n_features)
     tokens = np.empty((codes.shape[0], width), dtype=np.int8)
     rest = codes.copy()
@@ -279,8 +279,18 @@ def enumerate_expressions(head: int, n_features: int, *, limit: int | None = Non
         rest //= base
     length = (tokens != PAD).sum(axis=1).astype(np.int8)
     n_const = (tokens == CONST).sum(axis=1).astype(np.int8)
-    order = np.lexsort((codes, length))  # by length, then token order
+    order = np.argsort(length, kind="stable")  # by length, then token order (codes are sorted)
     return Expressions(head, n_features, tokens[order], length[order], n_const[order])
+
+
+def _sorted_distinct(codes: np.ndarray) -> np.ndarray:
+    """np.unique by an in-place sort: numpy >= 2.3's hash-based unique took 48 s of the 54 s that
+    enumerating h = 4, F = 6 (11 million codes) took; sorting takes about one."""
+    codes.sort()
+    keep = np.empty(codes.shape[0], dtype=bool)
+    keep[:1] = True
+    np.not_equal(codes[1:], codes[:-1], out=keep[1:])
+    return codes[keep]
 
 
 # ------------------------------------------------------------------------------------------ rendering
