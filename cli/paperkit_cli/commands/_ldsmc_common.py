@@ -6,7 +6,7 @@ import click
 
 from paperkit_cli import options
 
-METHODS = ("ldsmc", "ltds", "ldps", "psld", "resample", "bootstrap", "lsq")
+METHODS = ("ldsmc", "ltds", "ldps", "psld", "pfld", "latentdaps", "resample", "bootstrap", "lsq")
 
 problem_options = options._compose(
     click.option("--model", "model", required=True, metavar="DIR|FILE.py",
@@ -64,6 +64,17 @@ sampler_options = options._compose(
                  help="LDPS/PSLD step on ∇‖y − A(D(ẑ_0))‖."),
     click.option("--gamma", type=options.FiniteFloat(0, 1e3), default=0.1, show_default=True,
                  help="PSLD gluing weight."),
+    click.option("--cauchy-scale", type=options.FiniteFloat(0, 1e3, min_open=True), default=0.1, show_default=True,
+                 help="PFLD: scale c of its Cauchy likelihood 1/(1 + ‖y − A(D(ẑ_0))‖²/(m c²))."),
+    click.option("--pfld-stage", type=options.FiniteFloat(0, 1, min_open=True), default=0.5, show_default=True,
+                 help="PFLD: fraction of the steps run with --particles particles (then the best one goes on)."),
+    click.option("--ode-steps", type=click.IntRange(min=1, max=1000), default=5, show_default=True,
+                 help="LatentDAPS: probability-flow ODE steps from z_t to ẑ_0 at each noise level."),
+    click.option("--langevin-steps", type=click.IntRange(min=0, max=100000), default=20, show_default=True,
+                 help="LatentDAPS: Langevin steps on p(z_0 | z_t, y) at each noise level."),
+    click.option("--langevin-lr", type=options.FiniteFloat(0, 2, min_open=True), default=0.5, show_default=True,
+                 help="LatentDAPS: Langevin step as a fraction of the level's posterior variance 1/(1/r_t² + 1/τ²), "
+                      "decaying linearly to 1% of it over the levels."),
     options.seed_option,
     options.jobs_option,
     click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
