@@ -30,9 +30,8 @@ TAU = 0.05
 FD_WEIGHT = 0.05
 # method → [(parameter, values)], searched in this order; shared settings (steps) are searched by LD-SMC
 GRID = {
-    "ldsmc": [("loglik", ["mean", "sum"]), ("kappa1", [0.25, 0.5, 1.0]), ("kappa2", [0.25, 0.5, 1.0, 2.5]),
-              ("rho", [0.0, 0.25, 0.75]), ("s", [0, 33, 66, 133]), ("aux_var", ["schedule", "tau"]),
-              ("steps", [25, 50])],
+    "ldsmc": [("loglik", ["mean", "sum"]), ("kappa1", [0.5, 1.0]), ("kappa2", [0.5, 1.0, 2.5]),
+              ("rho", [0.25, 0.75]), ("aux_var", ["schedule", "tau"])],
     "ldps": [("zeta", [0.25, 0.5, 1.0, 2.0])],
     "psld": [("gamma", [0.03, 0.1, 0.3])],
     "pfld": [("cauchy_scale", [0.03, 0.1, 0.3])],
