@@ -4,7 +4,7 @@
 
 The validation split (``load_digits16("val")``, ≈200 images held apart from the prior's training images
 and from the test images every table reports) is restored on two tasks, box inpainting and random-mask
-inpainting (τ = 0.05, seed 0). Each method's parameters are searched one coordinate at a time (one
+inpainting (τ = 0.05, seed 0), 64 images by default. Each method's parameters are searched one coordinate at a time (one
 pass, in the order of GRID, each value tried with the others at their current best) on the score
 
     accuracy − 0.05 · Fréchet digits distance      (mean over the two tasks)
@@ -28,7 +28,9 @@ sys.path[:0] = [str(ROOT / "lib")]
 TASKS = ("box", "random")
 TAU = 0.05
 FD_WEIGHT = 0.05
-# method → [(parameter, values)], searched in this order; shared settings (steps) are searched by LD-SMC
+# method → [(parameter, values)], searched in this order. The DDIM steps (25), LD-SMC's s (66) and Gibbs sweeps (1),
+# PFLD's stage and LatentDAPS's ODE/Langevin step counts stay fixed: each LD-SMC evaluation took 2–4 minutes on
+# the shared machine, so the search covers the step sizes and the weighting (loglik, aux_var) only.
 GRID = {
     "ldsmc": [("loglik", ["mean", "sum"]), ("kappa1", [0.5, 1.0]), ("kappa2", [0.5, 1.0, 2.5]),
               ("rho", [0.25, 0.75]), ("aux_var", ["schedule", "tau"])],
