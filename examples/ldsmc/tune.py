@@ -12,7 +12,9 @@ pass, in the order of GRID, each value tried with the others at their current be
 so that one accuracy point weighs as much as 0.2 Fréchet units (the paper tunes on FID alone; we keep the
 classifier's accuracy in the score because the issue asks for both). Every evaluation is appended to
 ``tune.csv`` (a rerun skips what is there) and the winners go to ``chosen.json``; copy them into
-``RestoreParams`` (lib/paperkit/methods/ldsmc/restore.py), which is what the CLI's defaults read.
+``RestoreParams`` (lib/paperkit/methods/ldsmc/restore.py), which is what the CLI's defaults read. The search
+starts from the current ``RestoreParams`` (for the shipped defaults it started from the previous ones:
+κ1 = κ2 = 0.5, ρ = 0.25, ζ = 0.5, γ = 0.1, Cauchy scale 0.1, Langevin step 0.5).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ GRID = {
     "ldsmc": [("loglik", ["mean", "sum"]), ("kappa1", [0.5, 1.0]), ("kappa2", [0.5, 1.0, 2.5]),
               ("rho", [0.25, 0.75]), ("aux_var", ["schedule", "tau"])],
     "ldps": [("zeta", [0.25, 0.5, 1.0, 2.0])],
+    # a check of the DDIM steps at the chosen step sizes (`--methods ldsmc-steps,ldps-steps`, after the search)
+    "ldsmc-steps": [("steps", [25, 50])],
+    "ldps-steps": [("steps", [25, 50])],
     "psld": [("gamma", [0.03, 0.1, 0.3])],
     "pfld": [("cauchy_scale", [0.03, 0.1, 0.3])],
     "latentdaps": [("langevin_lr", [0.1, 0.3, 0.5, 1.0])],
@@ -91,13 +96,14 @@ def main() -> None:
 
     best = RestoreParams()
     chosen: dict = {}
-    for method in a.methods.split(","):
-        for name, values in GRID[method]:
+    for entry in a.methods.split(","):
+        method = entry.removesuffix("-steps")
+        for name, values in GRID[entry]:
             scored = {v: score(method, _with(best, name, v)) for v in values}
             pick = max(values, key=lambda v: scored[v])
             best = _with(best, name, pick)
             chosen[name] = pick
-            print(f"  {method}: {name} = {pick}", flush=True)
+            print(f"  {entry}: {name} = {pick}", flush=True)
     (out / "chosen.json").write_text(json.dumps(chosen, indent=1) + "\n")
     print(json.dumps(chosen))
 
