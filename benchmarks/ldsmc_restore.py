@@ -1,6 +1,7 @@
-"""ldsmc-restore benchmark: LD-SMC (N = 1, 4, 8) against latent DPS at equal DDIM steps, side by side.
+"""ldsmc-restore benchmark: LD-SMC (N = 1, 4, 8), PFLD (N = 8) and LatentDAPS against latent DPS at equal DDIM
+steps, side by side.
 
-    python benchmarks/ldsmc_restore.py [--model DIR] [--images 64] [--steps 25] [--reps 3] [-j 2] [--quick]
+    python benchmarks/ldsmc_restore.py [--model DIR] [--images 64] [--steps S] [--reps 3] [-j 2] [--quick]
 
 Without --model a tiny digits prior is trained first (as the tests do; its time is reported apart).
 Prints seconds per image of each method (median over repetitions, on the same 64 box-inpainting
@@ -26,7 +27,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None)
     ap.add_argument("--images", type=int, default=64)
-    ap.add_argument("--steps", type=int, default=25)
+    ap.add_argument("--steps", type=int, default=None, help="DDIM steps [default: the library's]")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("-j", "--jobs", type=int, default=2, help="torch threads")
     ap.add_argument("--quick", action="store_true", help="8 images, a smaller prior, 1 repetition, no full comparison")
@@ -39,6 +40,7 @@ def main() -> None:
     from paperkit.methods.ldsmc.train import load_prior
 
     torch.set_num_threads(a.jobs)
+    a.steps = a.steps or RestoreParams().steps
     if a.quick:
         a.images, a.reps = 8, 1
     model = a.model
@@ -58,7 +60,7 @@ def main() -> None:
     y = measure(op, x, tau, seed=0)
     rows = []
     for name, method, n in [("LDPS", "ldps", 1), ("LD-SMC N=1", "ldsmc", 1), ("LD-SMC N=4", "ldsmc", 4),
-                            ("LD-SMC N=8", "ldsmc", 8)]:
+                            ("LD-SMC N=8", "ldsmc", 8), ("PFLD N=8", "pfld", 8), ("LatentDAPS", "latentdaps", 1)]:
         p = RestoreParams(particles=n, steps=a.steps)
         times = [restore(method, prior, op, y, tau, p, seed=r).seconds / len(x) for r in range(a.reps)]
         rows.append((name, statistics.median(times)))

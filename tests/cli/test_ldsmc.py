@@ -111,14 +111,19 @@ def test_restore_user_images_and_bench(model, pk, tmp_path):
     r = pk("ldsmc-restore", "--model", tmp_path / "broken.py", "-q", "--run-dir", tmp_path / "own2")
     assert r.exit_code == 3 and "build_prior" in r.stderr
     r = pk("ldsmc-bench", "--model", d, "--n-images", "4", "--particles", "2", *FAST, "--n-seeds", "2", "--methods",
-           "ldsmc,ltds,ldps,lsq", "--run-dir", tmp_path / "bench")
+           "ldsmc,ltds,ldps,pfld,latentdaps", "--langevin-steps", "2", "--run-dir", tmp_path / "bench")
     assert r.exit_code == 0, r.stderr
     rows = read_table(tmp_path / "bench" / "bench.csv")
-    assert list(rows.column("method")) == ["ldsmc", "ltds", "ldps", "lsq"] and (tmp_path / "bench" / "bench.png").exists()
-    assert len(read_table(tmp_path / "bench" / "runs.csv")) == 8
+    assert list(rows.column("method")) == ["ldsmc", "ltds", "ldps", "pfld", "latentdaps"]
+    assert (tmp_path / "bench" / "bench.png").exists()
+    acc = rows.column("accuracy")
+    np.testing.assert_allclose(rows.column("accuracy_se"), [np.std(
+        [r["accuracy"] for r in read_table(tmp_path / "bench" / "runs.csv").records() if r["method"] == m], ddof=1)
+        / np.sqrt(2) for m in rows.column("method")], atol=1e-9)
+    assert len(acc) == 5 and len(read_table(tmp_path / "bench" / "runs.csv")) == 10
     for name in ("runs.csv", "bench.csv"):  # wall times only in timing.csv
         assert not any("seconds" in c for c in read_table(tmp_path / "bench" / name).columns), name
-    assert len(read_table(tmp_path / "bench" / "timing.csv")) == 8
+    assert len(read_table(tmp_path / "bench" / "timing.csv")) == 10
 
 
 def test_bad_input(model, pk, tmp_path):
@@ -146,6 +151,10 @@ def test_bad_input(model, pk, tmp_path):
     err("--particles", "0", code=2, match="--particles")
     err("--rho", "nan", code=2, match="--rho")
     err("--zeta", "inf", code=2, match="--zeta")
+    err("--langevin-lr", "3", code=2, match="--langevin-lr")
+    err("--pfld-stage", "0", code=2, match="--pfld-stage")
+    err("--cauchy-scale", "0", code=2, match="--cauchy-scale")
+    err("--ode-steps", "0", code=2, match="--ode-steps")
     err("--box", "16", code=2, match="covers everything")
     err("--box", "100", code=2, match="covers everything")
     err("--device", "cuda", code=2, match="CPU")

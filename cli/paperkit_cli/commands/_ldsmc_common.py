@@ -6,7 +6,7 @@ import click
 
 from paperkit_cli import options
 
-METHODS = ("ldsmc", "ltds", "ldps", "psld", "resample", "bootstrap", "lsq")
+METHODS = ("ldsmc", "ltds", "ldps", "psld", "pfld", "latentdaps", "resample", "bootstrap", "lsq")
 
 problem_options = options._compose(
     click.option("--model", "model", required=True, metavar="DIR|FILE.py",
@@ -42,13 +42,14 @@ sampler_options = options._compose(
                  help="DDIM (η = 1) steps, the same for every method; at most the model's diffusion steps − 1."),
     click.option("--s", "s", type=click.IntRange(min=0), default=66, show_default=True,
                  help="Diffusion step below which the proposal adds the y_t term (phase 2)."),
-    click.option("--kappa1", type=options.FiniteFloat(0, 1e3), default=0.5, show_default=True,
+    click.option("--kappa1", type=options.FiniteFloat(0, 1e3), default=1.0, show_default=True,
                  help="Phase-1 step (normalised ĝ1)."),
     click.option("--kappa2", type=options.FiniteFloat(0, 1e3), default=0.5, show_default=True,
                  help="Phase-2 step (normalised (1−ρ)ĝ1 + ρĝ2)."),
     click.option("--rho", type=options.FiniteFloat(0, 1), default=0.25, show_default=True,
-                 help="Phase-2 mix ρ. (The defaults of κ1, κ2, ρ, ζ are tuned for 25 steps on the digits prior; the "
-                      "paper's code uses κ1 = 1, κ2 = 2.5, ρ = 0.75 at 1000 steps.)"),
+                 help="Phase-2 mix ρ. (The defaults of κ1, κ2, ρ, ζ, γ, --cauchy-scale and --langevin-lr were tuned at 25 "
+                      "steps on held-apart validation digits with the example's prior; the paper's code uses κ1 = 1, "
+                      "κ2 = 2.5, ρ = 0.75 at 1000 steps.)"),
     click.option("--gibbs", type=click.IntRange(min=1, max=1000), default=1, show_default=True,
                  help="SMC sweeps of the Gibbs sampler over the auxiliary observations."),
     click.option("--loglik", type=click.Choice(["mean", "sum"]), default="mean", show_default=True,
@@ -61,9 +62,20 @@ sampler_options = options._compose(
     click.option("--lsq-iters", type=click.IntRange(min=1, max=100000), default=300, show_default=True,
                  help="Adam steps of the pixel least-squares fit (first Gibbs pass; the lsq method)."),
     click.option("--zeta", type=options.FiniteFloat(0, 1e3), default=0.5, show_default=True,
-                 help="LDPS/PSLD step on ∇‖y − A(D(ẑ_0))‖."),
-    click.option("--gamma", type=options.FiniteFloat(0, 1e3), default=0.1, show_default=True,
-                 help="PSLD gluing weight."),
+                 help="LDPS/PSLD/PFLD step on ∇‖y − A(D(ẑ_0))‖."),
+    click.option("--gamma", type=options.FiniteFloat(0, 1e3), default=0.03, show_default=True,
+                 help="PSLD/PFLD gluing weight."),
+    click.option("--cauchy-scale", type=options.FiniteFloat(0, 1e3, min_open=True), default=0.3, show_default=True,
+                 help="PFLD: scale c of its Cauchy likelihood 1/(1 + ‖y − A(D(ẑ_0))‖²/(m c²))."),
+    click.option("--pfld-stage", type=options.FiniteFloat(0, 1, min_open=True), default=0.5, show_default=True,
+                 help="PFLD: fraction of the steps run with --particles particles (then the best one goes on)."),
+    click.option("--ode-steps", type=click.IntRange(min=1, max=1000), default=5, show_default=True,
+                 help="LatentDAPS: probability-flow ODE steps from z_t to ẑ_0 at each noise level."),
+    click.option("--langevin-steps", type=click.IntRange(min=0, max=100000), default=20, show_default=True,
+                 help="LatentDAPS: Langevin steps on p(z_0 | z_t, y) at each noise level."),
+    click.option("--langevin-lr", type=options.FiniteFloat(0, 2, min_open=True), default=0.5, show_default=True,
+                 help="LatentDAPS: Langevin step as a fraction of the level's posterior variance 1/(1/r_t² + 1/τ²), "
+                      "decaying linearly to 1% of it over the levels."),
     options.seed_option,
     options.jobs_option,
     click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,

@@ -13,8 +13,9 @@ SETTINGS = "paperkit.methods.ldsmc.run:LdsmcRestoreSettings"
 @options.command("ldsmc-restore", short_help="Restore images with LD-SMC (or a baseline) in latent space.")
 @problem_options
 @click.option("--method", type=click.Choice(METHODS), default="ldsmc", show_default=True,
-              help="ldsmc (the paper), ltds (twisted SMC), ldps (latent DPS), psld, resample, bootstrap "
-                   "(prior-proposal SMC), lsq (pixel least squares).")
+              help="ldsmc (the paper), ltds (twisted SMC), ldps (latent DPS), psld, pfld (particle-filtered "
+                   "PSLD), latentdaps (decoupled annealing), resample, bootstrap (prior-proposal SMC), lsq (pixel "
+                   "least squares).")
 @sampler_options
 @options.run_dir_options
 def cli(model, image_files, mask_file, run_dir, resume, force, **_):

@@ -142,8 +142,13 @@ def test_offline_data():
     from paperkit.methods.ldsmc.data import load_dataset, load_digits16
 
     tr, ytr = load_digits16("train")
+    va, yva = load_digits16("val")
     te, yte = load_digits16("test")
-    assert tr.shape[1:] == (1, 16, 16) and len(tr) + len(te) == 1797 and 190 <= len(te) <= 210
+    assert tr.shape[1:] == (1, 16, 16) and len(tr) + len(va) + len(te) == 1797 and 190 <= len(te) <= 210
+    assert 190 <= len(va) <= 210 and set(yva) == set(range(10))
+    # the validation images (tuning) are none of the test images (the tables) nor of the training images
+    flat = {split: {a.tobytes() for a in x} for split, x in (("train", tr), ("val", va), ("test", te))}
+    assert not flat["val"] & flat["test"] and not flat["val"] & flat["train"]
     assert tr.min() >= -1 and tr.max() <= 1 and set(yte) == set(range(10))
     a, _ = load_dataset("shapes", "train", seed=0)
     b, _ = load_dataset("shapes", "test", seed=0)

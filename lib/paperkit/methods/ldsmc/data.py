@@ -1,7 +1,8 @@
 """Offline image data for the latent prior (spec "Data, offline instead").
 
 * sklearn's bundled 8×8 digits, bilinearly upsampled to 16×16 and scaled to [−1, 1], with a fixed
-  stratified train/test split (the test split is what ``ldsmc-restore`` restores by default);
+  stratified train/val/test split (the test split is what ``ldsmc-restore`` restores by default; the
+  validation split, held apart from both, is what the sampler's defaults were tuned on);
 * procedurally rendered shapes (filled discs, squares and crosses at random positions and sizes).
 """
 
@@ -14,6 +15,7 @@ from paperkit.core.errors import InputError
 IMAGE_SIZE = 16
 N_TEST = 200
 SHAPES_TEST_SEED = 999_983
+SHAPES_VAL_SEED = 999_979
 
 
 def _upsample(images8: np.ndarray) -> np.ndarray:
@@ -24,27 +26,29 @@ def _upsample(images8: np.ndarray) -> np.ndarray:
     return F.interpolate(x, size=(IMAGE_SIZE, IMAGE_SIZE), mode="bilinear", align_corners=False).numpy()
 
 
+SPLITS = ("train", "val", "test", "all")
+
+
 def load_digits16(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
-    """Digits as float32 (n, 1, 16, 16) in [−1, 1] and int64 labels; ``split`` is train, test or all."""
+    """Digits as float32 (n, 1, 16, 16) in [−1, 1] and int64 labels; ``split`` is train, val, test or all."""
     from sklearn.datasets import load_digits
 
     d = load_digits()
     images = _upsample(d.images / 16.0) * 2.0 - 1.0
     labels = d.target.astype(np.int64)
-    # A fixed stratified split: every 9th image of each class (≈200) is a test image.
+    # A fixed stratified split: every 9th image of each class (≈200) is a test image, and the 5th of every 9
+    # (another ≈200, disjoint) a validation image; the rest (≈1400) train the prior and the classifier.
     order = np.argsort(labels, kind="stable")
     test = np.zeros(len(labels), dtype=bool)
+    val = np.zeros(len(labels), dtype=bool)
     for c in range(10):
         idx = order[labels[order] == c]
         test[idx[::9]] = True
-    if split == "all":
-        keep = np.ones_like(test)
-    elif split == "train":
-        keep = ~test
-    elif split == "test":
-        keep = test
-    else:
-        raise InputError(f"unknown split '{split}'; expected train, test or all")
+        val[idx[4::9]] = True
+    keeps = {"all": np.ones_like(test), "train": ~test & ~val, "val": val, "test": test}
+    if split not in keeps:
+        raise InputError(f"unknown split '{split}'; expected {', '.join(SPLITS)}")
+    keep = keeps[split]
     return images[keep].astype(np.float32), labels[keep]
 
 
@@ -69,12 +73,14 @@ def render_shapes(n: int, seed: int = 0, size: int = IMAGE_SIZE) -> tuple[np.nda
 
 
 def load_dataset(name: str, split: str = "train", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``digits`` or ``shapes`` (shapes: 2000 train images drawn from ``seed``; the 200 test images always from
-    the fixed seed SHAPES_TEST_SEED, so every model sees the same test set)."""
+    """``digits`` or ``shapes`` (shapes: 2000 train images drawn from ``seed``; the 200 test and 200 validation
+    images always from the fixed seeds SHAPES_TEST_SEED and SHAPES_VAL_SEED, so every model sees the same ones)."""
     if name == "digits":
         return load_digits16(split)
     if name == "shapes":
         if split == "train":
-            return render_shapes(2000, seed=seed + 1 if seed == SHAPES_TEST_SEED else seed)
+            return render_shapes(2000, seed=seed + 2 if seed in (SHAPES_TEST_SEED, SHAPES_VAL_SEED) else seed)
+        if split == "val":
+            return render_shapes(N_TEST, seed=SHAPES_VAL_SEED)
         return render_shapes(N_TEST, seed=SHAPES_TEST_SEED)
     raise InputError(f"unknown data set '{name}'; expected digits or shapes")

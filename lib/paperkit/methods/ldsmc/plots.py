@@ -41,7 +41,7 @@ def bench_figure(rows: list[dict], metrics: tuple[str, ...] = ("accuracy", "fd",
     names = [r["method"] for r in rows]
     for ax, m in zip(axes[0], present, strict=False):
         vals = [r[m] for r in rows]
-        errs = [r.get(m + "_std", 0.0) for r in rows]
+        errs = [r.get(m + "_se", 0.0) for r in rows]
         ax.bar(range(len(vals)), vals, yerr=errs, color="tab:blue", alpha=0.8)
         ax.set_xticks(range(len(vals)))
         ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)

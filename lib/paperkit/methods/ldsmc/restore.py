@@ -15,15 +15,20 @@ from .models import LatentPrior
 from .operators import Operator
 from .smc import SMCConfig, ldsmc, pixel_least_squares
 
-METHODS = ("ldsmc", "ltds", "ldps", "psld", "resample", "bootstrap", "lsq")
+METHODS = ("ldsmc", "ltds", "ldps", "psld", "pfld", "latentdaps", "resample", "bootstrap", "lsq")
 SMC_METHODS = ("ldsmc", "ltds", "bootstrap")
 
 
 @dataclass
 class RestoreParams:
+    # The defaults were picked by examples/ldsmc/tune.py on the validation digits (never the test digits) with
+    # the example's prior (examples/ldsmc/configs/train.yaml), box + random-mask inpainting, τ = 0.05:
+    # κ1, κ2, ρ, loglik, aux_var for LD-SMC; ζ (LDPS), γ (PSLD), the Cauchy scale (PFLD), the Langevin step
+    # (LatentDAPS). s, gibbs and steps were not searched (see examples/ldsmc/README.md). The paper's code has
+    # κ1 = 1, κ2 = 2.5, ρ = 0.75 at 1000 steps; κ2 = 2.5 scored far worse at 25 steps.
     particles: int = 8
     steps: int = 25
-    kappa1: float = 0.5  # tuned for 25 steps on the digits prior; the paper's code: 1.0, 2.5, 0.75 at 1000 steps
+    kappa1: float = 1.0
     kappa2: float = 0.5
     rho: float = 0.25
     s: int = 66
@@ -32,9 +37,14 @@ class RestoreParams:
     aux_var: str = "schedule"
     lsq_iters: int = 300
     refine_iters: int = 0
-    zeta: float = 0.5  # LDPS / PSLD step size
-    gamma: float = 0.1  # PSLD gluing weight
+    zeta: float = 0.5  # LDPS / PSLD / PFLD step size
+    gamma: float = 0.03  # PSLD / PFLD gluing weight
     resample_every: int = 5
+    cauchy_scale: float = 0.3  # PFLD: scale of the Cauchy likelihood per measured value
+    pfld_stage: float = 0.5  # PFLD: fraction of the steps run with particles (not searched)
+    ode_steps: int = 5  # LatentDAPS: probability-flow ODE steps per level (not searched)
+    langevin_steps: int = 20  # LatentDAPS: Langevin steps per level (not searched)
+    langevin_lr: float = 0.5  # LatentDAPS: Langevin step as a fraction of the posterior variance
 
     def smc_config(self, method: str) -> SMCConfig:
         base = SMCConfig(self.particles, self.steps, self.kappa1, self.kappa2, self.rho, self.s, self.gibbs,
@@ -77,6 +87,11 @@ def restore(method: str, prior: LatentPrior, op: Operator, y: torch.Tensor, tau:
         w = torch.softmax(r.log_weights.double(), 1).numpy()
         return Restoration(method, r.restored.numpy(), r.images.numpy(), w, r.ess.mean(1).numpy(),
                            time.perf_counter() - start)
+    if method == "pfld":
+        r = baselines.pfld(prior, op, y, steps=p.steps, particles=p.particles, zeta=p.zeta, gamma=p.gamma,
+                           scale=p.cauchy_scale, stage=p.pfld_stage, seed=seed)
+        return Restoration(method, r.restored.numpy(), r.particles.numpy(), r.weights.numpy(), r.ess.numpy(),
+                           time.perf_counter() - start)
     if method == "lsq":
         with torch.no_grad():
             x = pixel_least_squares(prior, op, y, torch.Generator().manual_seed(seed), iters=p.lsq_iters)
@@ -85,6 +100,9 @@ def restore(method: str, prior: LatentPrior, op: Operator, y: torch.Tensor, tau:
         x = baselines.latent_dps(prior, op, y, steps=p.steps, zeta=p.zeta, seed=seed).restored
     elif method == "psld":
         x = baselines.psld(prior, op, y, steps=p.steps, zeta=p.zeta, gamma=p.gamma, seed=seed).restored
+    elif method == "latentdaps":
+        x = baselines.latent_daps(prior, op, y, tau, steps=p.steps, ode_steps=p.ode_steps,
+                                  langevin_steps=p.langevin_steps, lr=p.langevin_lr, seed=seed).restored
     else:
         x = baselines.resample(prior, op, y, tau, steps=p.steps, every=p.resample_every, seed=seed).restored
     xn = x.numpy()

@@ -285,6 +285,11 @@ class ProblemSettings:
     lsq_iters: int = _SAMPLER.lsq_iters
     zeta: float = _SAMPLER.zeta
     gamma: float = _SAMPLER.gamma
+    cauchy_scale: float = _SAMPLER.cauchy_scale
+    pfld_stage: float = _SAMPLER.pfld_stage
+    ode_steps: int = _SAMPLER.ode_steps
+    langevin_steps: int = _SAMPLER.langevin_steps
+    langevin_lr: float = _SAMPLER.langevin_lr
     seed: int = 0
     device: str = "auto"
     max_memory_gb: float | None = None
@@ -307,7 +312,7 @@ class LdsmcRestoreSettings(ProblemSettings):
 class LdsmcBenchSettings(ProblemSettings):
     """Every parameter of ``paperkit ldsmc-bench`` and its default."""
 
-    methods: tuple[str, ...] = ("ldsmc", "ltds", "ldps", "psld", "resample", "bootstrap", "lsq")
+    methods: tuple[str, ...] = ("ldsmc", "ltds", "ldps", "psld", "pfld", "latentdaps", "resample", "bootstrap", "lsq")
     sweep: str | None = None
     values: tuple[float, ...] | None = None
     n_seeds: int = 1
@@ -477,7 +482,7 @@ class BenchResult:
 
 
 def execute_ldsmc_bench(inputs: RestoreInputs, run: Any, progress: Callable[..., Any] | None = None) -> BenchResult:
-    """Every (entry, seed) as a ``run.cached`` stage; mean and std over seeds per entry."""
+    """Every (entry, seed) as a ``run.cached`` stage; mean, std and standard error over seeds per entry."""
     import torch
 
     from paperkit.methods.ldsmc.restore import evaluate, restore
@@ -511,6 +516,7 @@ def execute_ldsmc_bench(inputs: RestoreInputs, run: Any, progress: Callable[...,
             if key not in ("method", "seed") and isinstance(mine[0][key], (int, float)):
                 vals = np.array([r[key] for r in mine], dtype=float)
                 out[key], out[key + "_std"] = float(vals.mean()), float(vals.std())
+                out[key + "_se"] = float(vals.std(ddof=1) / np.sqrt(len(vals))) if len(vals) > 1 else 0.0
         summary.append(out)
     return BenchResult(rows, timing, summary, shown)
 
