@@ -103,7 +103,8 @@ def bad(task, tmp_path_factory):
     (d / "notlm" / "config.json").write_text("{}")
     files["not-a-causal-lm"] = d / "notlm"
     other = model.TinyLM(13, d=8, layers=1, heads=2, max_len=64)
-    store.save_rm(d / "vocab13.pt", other, head="token", loss="farma", vocab=[f"t{i}" for i in range(13)], metrics={})
+    store.save_rm(d / "vocab13.pt", other, head="token", loss="farma", vocab=store.WordVocab([f"t{i}" for i in range(13)]),
+                  metrics={})
     files["vocab-mismatch"] = d / "vocab13.pt"
     return files
 

@@ -68,7 +68,7 @@ def cli(lm_path, pairs, heldout, prefixes, rollouts, seed, run_dir, resume, forc
     run = runtime.start_run(run_dir, resume=resume, force=force)
     out = execute_train_rm(inputs, run)
     m = out["metrics"]
-    store.save_rm(run.file("rm.pt"), out["net"], head=m["head"], loss=s.loss, vocab=inputs.lm.vocab.tokens, metrics=m)
+    store.save_rm(run.file("rm.pt"), out["net"], head=m["head"], loss=s.loss, vocab=inputs.lm.vocab, metrics=m)
     tables.write_table(run.file("loss.csv"), out["loss_rows"])
     io.write_json(run.file("metrics.json"), m)
     fig, ax = plots.new_figure()

@@ -50,12 +50,31 @@ def test_call_accounting(k):
     prompts = torch.randint(0, 20, (3, 4))
     _, c = decode.generate(lm, prompts, 6, method="farma", rm=r, k=k)
     assert (c.lm_calls, c.rm_calls, c.tokens) == (18, 18, 18)
-    _, c = decode.generate(lm, prompts, 6, method="args", seq_rm=decode.token_rm_scorer(r), k=k)
+    _, c = decode.generate(lm, prompts, 6, method="args", rm=r, k=k)
     assert (c.lm_calls, c.rm_calls, c.tokens) == (18, 18 * k, 18)
-    loop, _ = decode.generate(lm, prompts, 6, method="args", seq_rm=decode.token_rm_scorer(r), k=k, greedy=True)
-    batched, c = decode.generate(lm, prompts, 6, method="args", seq_rm=decode.token_rm_scorer(r), k=k,
-                                 greedy=True, score_impl="batched")
-    assert torch.equal(loop, batched) and c.rm_calls == 18 * k
+    _, c = decode.best_of_n(lm, prompts, 6, rm=r, n=k)
+    assert (c.lm_calls, c.rm_calls) == (18 * k, 3 * k)
+
+
+@pytest.mark.parametrize("scalar", [False, True])
+def test_args_batched_over_cached_prefix_equals_loop(scalar):
+    """Scoring the k candidates in one forward over the RM's KV cache of the (left-padded) prefix gives the
+    same scores as k full forwards, for a token-level and a scalar full-sequence RM."""
+    lm, r = _models()
+    if scalar:
+        r = rm.ScalarRM(model.TinyLM(20, d=32, layers=1, heads=4)).eval()
+    prompts, pads = decode.left_pad([[3, 4, 5], [7, 8], [1, 2, 3]])
+    kw = dict(method="args", rm=r, k=5, greedy=True, pad_left=pads)
+    loop, c_loop = decode.generate(lm, prompts, 6, **kw)
+    batched, c = decode.generate(lm, prompts, 6, score_impl="batched", **kw)
+    assert torch.equal(loop, batched) and c.rm_calls == c_loop.rm_calls == 18 * 5
+    seqs = torch.cat([prompts, loop[:, :3]], 1)
+    cand = torch.tensor([[0, 5, 9], [1, 2, 3], [4, 4, 19]])
+    with torch.no_grad():
+        want = torch.stack([rm.score_sequences(r, torch.cat([seqs, cand[:, j: j + 1]], 1), pad_left=pads)
+                            for j in range(3)], 1)
+        got, _ = decode._score_over_prefix(r, seqs, cand, pads, None)
+    assert torch.allclose(got, want, atol=1e-5)
 
 
 def test_farma_w0_equals_ref_and_seed_determinism():
@@ -133,7 +152,7 @@ def test_farma_guidance_on_200_prompts(trained):
 
     ref, _ = rewards("ref")
     farma, cf = rewards("farma", rm=rms["farma"], w=3.0)
-    args, ca = rewards("args", seq_rm=decode.token_rm_scorer(rms["farma"]), w=3.0)
+    args, ca = rewards("args", rm=rms["farma"], w=3.0)
     se = np.sqrt(farma.var(ddof=1) / 200 + args.var(ddof=1) / 200)
     assert farma.mean() >= args.mean() - 2 * se
     # Guidance helps significantly (paired over prompts). The issue's "closes >= 30% of the gap to the

@@ -33,7 +33,7 @@ def _run(seed):
     opt = np.mean([toy.optimum(task, p, k=10) for p in prompts.tolist()])
     ref = rewards("ref")
     farma = rewards("farma", rm=nets["farma"])
-    args = rewards("args", seq_rm=decode.token_rm_scorer(nets["farma"]))
+    args = rewards("args", rm=nets["farma"])
     return {"gap": rm.constraint_gap(nets["farma"], hc, 4), "gap_bt": rm.constraint_gap(nets["bt-full"], hc, 4),
             "acc": rm.pair_accuracy(nets["farma"], hc, hr), "farma": farma, "args": args,
             "closed": (farma.mean() - ref.mean()) / (opt - ref.mean())}

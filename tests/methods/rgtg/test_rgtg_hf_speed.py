@@ -53,5 +53,5 @@ def test_farma_per_token_time_below_half_of_args_loop():
         return (time.perf_counter() - t0) / c.tokens
 
     farma = min(per_token(method="farma", rm=rm) for _ in range(2))
-    args = min(per_token(method="args", seq_rm=decode.token_rm_scorer(rm)) for _ in range(2))
+    args = min(per_token(method="args", rm=rm) for _ in range(2))
     assert farma < 0.5 * args

@@ -154,16 +154,23 @@ def train_rm(rm, *, loss: str, iters: int, lr: float, batch: int, min_prefix: in
              rollouts: Seqs | None = None, rewards: torch.Tensor | None = None, constraint_weight: float = 1.0,
              history=None, on_iter=None):
     """Each of ``iters`` iterations is one epoch per phase. ``farma`` alternates an epoch of BT on full pairs
-    with an epoch of the max constraint on ``prefixes`` (official scripts); ``bt-full`` and ``seq`` run only the
-    BT epochs; ``bt-prefix`` the PARGS epochs; ``cd-regress`` regression epochs on ``rollouts``/``rewards``."""
+    with an epoch of the max constraint on ``prefixes`` and returns the RM after the last BT epoch (the official
+    scripts run each phase as its own trainer: a fresh AdamW whose learning rate decays linearly to 0, and decode
+    with an RM saved after a BT phase); ``bt-full`` and ``seq`` run only the BT epochs; ``bt-prefix`` the PARGS
+    epochs; ``cd-regress`` regression epochs on ``rollouts``/``rewards`` (one AdamW at a constant rate)."""
     gen = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(rm.parameters(), lr=lr)
     phases = {"farma": ("bt", "max"), "bt-full": ("bt",), "seq": ("bt",), "bt-prefix": ("prefix",),
               "cd-regress": ("cd",)}[loss]
+    alternating = len(phases) > 1
+    opt, sched = torch.optim.AdamW(rm.parameters(), lr=lr), None
     for it in range(iters):
-        for name in phases:
+        for name in phases[: 1 if it == iters - 1 else None]:
             n = len(prefixes) if name == "max" else len(rollouts) if name == "cd" else len(chosen)
-            for idx in _epoch(n, batch, gen):
+            batches = _epoch(n, batch, gen)
+            if alternating:  # each phase is its own trainer run: a fresh AdamW, learning rate decaying linearly to 0
+                opt = torch.optim.AdamW(rm.parameters(), lr=lr)
+                sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step, n=len(batches): 1 - step / n)
+            for idx in batches:
                 if name == "bt":
                     value = bt_loss(rm, chosen[idx], rejected[idx])
                 elif name == "prefix":
@@ -175,6 +182,8 @@ def train_rm(rm, *, loss: str, iters: int, lr: float, batch: int, min_prefix: in
                 opt.zero_grad()
                 value.backward()
                 opt.step()
+                if sched is not None:
+                    sched.step()
                 if history is not None:
                     history.append((it, name, value.item()))
         if on_iter is not None:
