@@ -88,7 +88,7 @@ def lm_sampler(module, vocab: int, chunk: int = 512):
             return prefix[:, :length].copy()
         parts = [generate(module, torch.as_tensor(prefix[s: s + chunk]), new, method="ref", k=vocab,
                           seed=int(rng.integers(2**31)))[0].cpu().numpy() for s in range(0, n, chunk)]
-        return np.concatenate([prefix, *parts], 1).astype(np.int64)
+        return np.concatenate([prefix, np.concatenate(parts, 0)], 1).astype(np.int64)
 
     return sample
 
