@@ -15,8 +15,10 @@ SETTINGS = "paperkit.methods.rgtg.run:ToySettings"
 @click.option("--length", type=click.IntRange(3, 64), default=12, show_default=True,
               help="Longest sequence (prompt + response) in tokens.")
 @click.option("--prompt-len", type=click.IntRange(2, 63), default=2, show_default=True, help="Prompt length in tokens.")
-@click.option("--min-len", type=click.IntRange(3, 64), default=4, show_default=True,
-              help="Shortest pair/rollout length; lengths are uniform in [min-len, length].")
+@click.option("--min-len", type=click.IntRange(3, 64), default=None,
+              help="Shortest pair/rollout length; lengths are uniform in [min-len, length]  [default: --length, "
+                   "all full length: the reward only grows with length, so a pair cut at length n contradicts the "
+                   "max constraint, which values an n-token prefix at its best extension].")
 @click.option("--pairs", type=click.IntRange(10, 1_000_000), default=4000, show_default=True,
               help="Preference pairs drawn (ties dropped); as many prefixes and rollouts.")
 @click.option("--heldout", type=click.IntRange(10, 1_000_000), default=800, show_default=True,

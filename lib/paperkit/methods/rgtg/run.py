@@ -26,7 +26,7 @@ class ToySettings:
     vocab: int = 20
     length: int = 12
     prompt_len: int = 2
-    min_len: int = 4
+    min_len: int | None = None  # None: every pair and rollout is --length tokens long
     pairs: int = 4000
     heldout: int = 800
     prompts: int = 200
@@ -44,7 +44,7 @@ class ToyInputs:
 def prepare_toy(s: ToySettings, lm_path=None) -> ToyInputs:
     if not 2 <= s.prompt_len < s.length:
         raise UsageError(f"--prompt-len {s.prompt_len}: expected 2 <= prompt-len < --length {s.length}")
-    if not s.prompt_len < s.min_len <= s.length:
+    if s.min_len is not None and not s.prompt_len < s.min_len <= s.length:
         raise UsageError(f"--min-len {s.min_len}: expected --prompt-len < min-len <= --length")
     lm = None
     if lm_path is not None:
@@ -226,7 +226,8 @@ class TrainRmSettings:
     lr: float = 2e-3
     batch_size: int = 64
     min_prefix: int = 4
-    constraint_weight: float = 0.3
+    constraint_weight: float = 1.0
+    constraint_target: str = "joint"
     d_model: int = 32
     layers: int = 1
     heads: int = 4
@@ -296,16 +297,24 @@ def execute_train_rm(inputs: TrainRmInputs, run: Any, progress: Any = default_pr
     dev = inputs.device
     on_dev = lambda x: None if x is None else x.to(dev)  # noqa: E731
 
+    held = on_dev(inputs.held_chosen)
+
     def compute():
         net = build_rm(s, vocab, max_len).to(dev)
-        history = []
+        history, after_max = [], {}
+
+        def on_phase(it, name):  # the held-out constraint gap right after the last max epoch (RM_Max checkpoint)
+            if name == "max" and it == s.iters - 2 and held is not None:
+                after_max["gap"] = rm.constraint_gap(net, held, s.min_prefix)
+
         with progress(total=s.iters, desc=f"train RM ({s.loss})", unit="iter") as bar:
             rm.train_rm(net, loss=s.loss, iters=s.iters, lr=s.lr, batch=s.batch_size, min_prefix=s.min_prefix,
                         seed=s.seed, chosen=on_dev(inputs.chosen), rejected=on_dev(inputs.rejected),
                         prefixes=on_dev(inputs.prefixes), rollouts=on_dev(inputs.rollouts),
                         rewards=None if inputs.rewards is None else torch.tensor(inputs.rewards, dtype=torch.float32, device=dev),
-                        constraint_weight=s.constraint_weight, history=history, on_iter=lambda _: bar.update(1))
-        return {"state": {k: v.cpu() for k, v in net.state_dict().items()}, "history": history}
+                        constraint_weight=s.constraint_weight, constraint_target=s.constraint_target,
+                        history=history, on_iter=lambda _: bar.update(1), on_phase=on_phase)
+        return {"state": {k: v.cpu() for k, v in net.state_dict().items()}, "history": history, **after_max}
 
     out = run.cached("rm", compute, fmt="pt")
     net = build_rm(s, vocab, max_len)
@@ -317,6 +326,8 @@ def execute_train_rm(inputs: TrainRmInputs, run: Any, progress: Any = default_pr
         metrics["pair_accuracy"] = rm.pair_accuracy(net, inputs.held_chosen, inputs.held_rejected)
         if s.loss != "seq":
             metrics["constraint_gap"] = rm.constraint_gap(net, inputs.held_chosen, s.min_prefix)
+        if "gap" in out:
+            metrics["constraint_gap_after_max"] = out["gap"]
     rows = [{"step": i, "iter": it, "phase": name, "loss": v} for i, (it, name, v) in enumerate(out["history"])]
     return {"net": net, "metrics": metrics, "loss_rows": rows}
 

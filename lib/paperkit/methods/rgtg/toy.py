@@ -101,8 +101,7 @@ def sample(task: ToyTask, n: int, length: int, rng: np.random.Generator, prompt=
 def preference_pairs(task: ToyTask, n: int, rng: np.random.Generator, prompt_len: int = 2, beta: float = 3.0,
                      min_len: int | None = None, sampler=None):
     """Two pi_ref continuations of one prompt per pair, labelled by Bradley-Terry on beta x the true reward;
-    ties dropped. Each pair has its own length in [min_len, task.length] (responses vary in length, as in
-    real preference data, so the RM learns token scores at every position, not only the last)."""
+    ties dropped. Each pair has its own length in [min_len, task.length] (``min_len`` None: all full length)."""
     sampler = sampler or markov_sampler(task)
     lengths = rng.integers(min_len or task.length, task.length + 1, size=n)
     a = sampler(n, task.length, rng)
