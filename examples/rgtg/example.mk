@@ -2,7 +2,7 @@
 # call table, true rewards, gap to the DP optimum (toy) and diversity. See rgtg/README.md.
 #   toy:  seed<s>/  a 20-token Markov pi_ref (rgtg-toy)
 #   char: char<s>/  a char-level pi_ref fitted to the shipped Shakespeare excerpt (rgtg-train-lm), one LM for all seeds
-# Reduced scale (half the default pairs, 100 prompts, one thread) so that the runs take minutes on 2 cores.
+# Reduced scale (a quarter of the default pairs, 100 prompts, one thread) so the runs take minutes on 2 cores.
 EXAMPLES += rgtg
 RGTG_SEEDS := 0 1 2
 RGTG_PY ?= python
@@ -16,14 +16,14 @@ rgtg: rgtg/out/table-toy.md rgtg/out/table-char.md
   rgtg/out/charlm/manifest.json
 
 rgtg/out/charlm/manifest.json:
-	$(PAPERKIT) rgtg-train-lm --corpus shakespeare --epochs 4 -j 1 --run-dir $(@D) --resume -q > /dev/null
+	$(PAPERKIT) rgtg-train-lm --corpus shakespeare --epochs 3 --d-model 48 -j 1 --run-dir $(@D) --resume -q > /dev/null
 
 rgtg/out/seed%/task/manifest.json:
-	$(PAPERKIT) rgtg-toy --pairs 2000 --heldout 400 --prompts 100 --seed $* --run-dir $(@D) --resume -q > /dev/null
+	$(PAPERKIT) rgtg-toy --pairs 1000 --heldout 200 --prompts 100 --seed $* --run-dir $(@D) --resume -q > /dev/null
 
 rgtg/out/char%/task/manifest.json: rgtg/out/charlm/manifest.json
-	$(PAPERKIT) rgtg-toy --lm rgtg/out/charlm/lm.pt --length 24 --prompt-len 8 --min-len 24 --pairs 2000 \
-	  --heldout 400 --prompts 100 --seed $* --run-dir $(@D) --resume -q > /dev/null
+	$(PAPERKIT) rgtg-toy --lm rgtg/out/charlm/lm.pt --length 24 --prompt-len 8 --min-len 24 --pairs 1000 \
+	  --heldout 200 --prompts 100 --seed $* --run-dir $(@D) --resume -q > /dev/null
 
 $(foreach l,$(RGTG_LOSSES),rgtg/out/%/rm-$(l)/manifest.json): rgtg/out/%/task/manifest.json
 	t=rgtg/out/$*/task; for loss in $(RGTG_LOSSES); do \
