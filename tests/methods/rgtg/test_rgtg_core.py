@@ -129,7 +129,7 @@ def trained():
         net = model.TinyLM(20, d=32, layers=1, heads=4)
         model.init_scale(net)
 
-        def on_phase(it, name, net=net):
+        def on_phase(it, name, net=net, loss=loss):
             if name == "max" and it == 3:
                 after_max[loss] = rm.constraint_gap(net, hc, 4)
 
