@@ -12,7 +12,7 @@ RGTG_SEED = $(subst seed,,$(subst char,,$*))
 
 rgtg: rgtg/out/table-toy.md rgtg/out/table-char.md
 
-.PRECIOUS: rgtg/out/%/task/manifest.json $(foreach l,$(RGTG_LOSSES),rgtg/out/%/rm-$(l)/manifest.json) \
+.PRECIOUS: rgtg/out/seed%/task/manifest.json rgtg/out/char%/task/manifest.json $(foreach l,$(RGTG_LOSSES),rgtg/out/%/rm-$(l)/manifest.json) \
   rgtg/out/charlm/manifest.json
 
 rgtg/out/charlm/manifest.json:
