@@ -2,7 +2,7 @@
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 paperkit rgtg-toy --pairs 600 --prompts 40 --run-dir "$out/task"
-paperkit rgtg-train-lm --samples "$out/task/rollouts.jsonl" --vocab-from "$out/task/lm.pt" --epochs 2 \
+paperkit rgtg-train-lm --samples "$out/task/rollouts.jsonl" --vocab-from "$out/task/lm.pt" --epochs 1 \
   --d-model 32 --layers 1 -j 1 --run-dir "$out/lm"
 paperkit rgtg-train-rm --lm "$out/task/lm.pt" --pairs "$out/task/pairs.jsonl" --heldout "$out/task/heldout.jsonl" \
   --iters 3 -j 1 --run-dir "$out/rm"
