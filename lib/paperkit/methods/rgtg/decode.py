@@ -110,14 +110,8 @@ def generate(lm, prompts, max_new: int, *, method: str = "farma", rm=None, k: in
 
 
 def expand_cache(cache, n: int):
-    """Each row of a KV cache (ours: per-layer (k, v); HF: a Cache object) repeated ``n`` times, the original kept."""
-    if isinstance(cache, list):
-        return [(k.repeat_interleave(n, 0), v.repeat_interleave(n, 0)) for k, v in cache]
-    import copy
-
-    out = copy.deepcopy(cache)
-    out.batch_repeat_interleave(n)
-    return out
+    """Each row of our KV cache (per-layer (k, v)) repeated ``n`` times; the original is kept."""
+    return [(k.repeat_interleave(n, 0), v.repeat_interleave(n, 0)) for k, v in cache]
 
 
 def _score_over_prefix(rm, new_ids, cand, pad_left, cache):
