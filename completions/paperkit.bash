@@ -1536,6 +1536,35 @@ _paperkit_rgtg_toy_completion_setup() {
 
 _paperkit_rgtg_toy_completion_setup;
 
+_paperkit_rgtg_train_lm_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_RGTG_TRAIN_LM_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_rgtg_train_lm_completion_setup() {
+    complete -o nosort -F _paperkit_rgtg_train_lm_completion paperkit-rgtg-train-lm
+}
+
+_paperkit_rgtg_train_lm_completion_setup;
+
 _paperkit_rgtg_train_rm_completion() {
     local IFS=$'\n'
     local response

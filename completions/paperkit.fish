@@ -953,6 +953,24 @@ end;
 
 complete --no-files --command paperkit-rgtg-toy --arguments "(_paperkit_rgtg_toy_completion)";
 
+function _paperkit_rgtg_train_lm_completion;
+    set -l response (env _PAPERKIT_RGTG_TRAIN_LM_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-rgtg-train-lm);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-rgtg-train-lm --arguments "(_paperkit_rgtg_train_lm_completion)";
+
 function _paperkit_rgtg_train_rm_completion;
     set -l response (env _PAPERKIT_RGTG_TRAIN_RM_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-rgtg-train-rm);
 

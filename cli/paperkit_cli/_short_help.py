@@ -54,6 +54,7 @@ SHORT_HELP = {
     'reproduce': (True, "Run the papers' headline claims and say whether each holds."),
     'rgtg-generate': (True, 'Reward-guided decoding (FaRMA, CD, ARGS, PARGS, best-of-N, ref), calls counted.'),
     'rgtg-toy': (True, 'Write a toy task: Markov base LM, true reward, preference pairs, prompts.'),
+    'rgtg-train-lm': (True, 'Fit a small causal transformer LM (pi_ref) on a text or on toy samples.'),
     'rgtg-train-rm': (True, 'Train a FaRMA token-level RM (BT + max constraint) or a baseline RM.'),
     'sr-apo-compare': (True, 'Per-length R² gap of other SR models against an APO front.'),
     'sr-apo-front': (True, 'Merge run summaries into APO fronts (strict-improvement rule).'),

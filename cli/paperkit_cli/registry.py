@@ -62,7 +62,7 @@ PAPERS: tuple[Paper, ...] = (
           ("mm-prefill", "mm-prefill-search", "mm-prefill-bench")),
     Paper("rgtg-generate", "Towards Cost-Effective Reward Guided Text Generation",
           "Ahmad Rashid, Ruotian Wu, Rongqi Fan, Hongliang Li, Agustinus Kristiadi, Pascal Poupart", "2502.04517",
-          ("rgtg-generate", "rgtg-toy", "rgtg-train-rm")),
+          ("rgtg-generate", "rgtg-toy", "rgtg-train-lm", "rgtg-train-rm")),
     Paper("pigdreamer-train", "PIGDreamer: Privileged Information Guided World Models for Safe Partially "
           "Observable Reinforcement Learning",
           "Dongchi Huang, Jiaqi Wang, Yang Li, Chunhe Xia, Tianle Zhang, Kaige Zhang", "2508.02159",

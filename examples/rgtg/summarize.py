@@ -1,4 +1,5 @@
-"""Mean ± s.e. over seeds of each method's rgtg-generate summary: table.md, table.csv, reward_vs_rm_calls.png."""
+"""Mean ± s.e. over seeds of each method's rgtg-generate summary for one task (run dirs OUT/<prefix><seed>):
+OUT/table-<task>.csv, OUT/reward_vs_rm_calls-<task>.png, and the markdown table on stdout."""
 
 import csv
 import json
@@ -9,10 +10,12 @@ import numpy as np
 
 COLS = ("score_mean", "gap_closed", "lm_calls_per_generation", "rm_calls_per_generation", "seconds_per_token",
         "diversity_rouge_l")
+TASKS = {"seed": "toy", "char": "char"}
 
 
-def main(out: Path) -> None:
-    runs = sorted(out.glob("seed*/gen/summary.json"))
+def main(out: Path, prefix: str) -> None:
+    task = TASKS[prefix]
+    runs = sorted(out.glob(f"{prefix}[0-9]*/gen/summary.json"))
     per = {}
     for f in runs:
         for m in json.loads(f.read_text())["methods"]:
@@ -21,11 +24,11 @@ def main(out: Path) -> None:
     for name, ms in per.items():
         row = {"method": name, "seeds": len(ms)}
         for c in COLS:
-            v = np.array([m[c] for m in ms], dtype=float)
+            v = np.array([np.nan if m.get(c) is None else m[c] for m in ms], dtype=float)
             row[c] = v.mean()
             row[c + "_se"] = v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.0
         rows.append(row)
-    with open(out / "table.csv", "w", newline="") as f:
+    with open(out / f"table-{task}.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
@@ -39,16 +42,18 @@ def main(out: Path) -> None:
         ax.errorbar(r["rm_calls_per_generation"], r["score_mean"], yerr=2 * r["score_mean_se"], fmt="o", capsize=3)
         ax.annotate(r["method"], (r["rm_calls_per_generation"], r["score_mean"]), textcoords="offset points",
                     xytext=(5, 4))
-    ax.set(xscale="symlog", xlabel="RM calls per generation", ylabel="true reward (mean ± 2 s.e. over seeds)")
+    ax.set(xscale="symlog", xlabel="RM calls per generation", ylabel="true reward (mean ± 2 s.e. over seeds)",
+           title=f"rgtg, {task} task, {len(runs)} seeds")
     fig.tight_layout()
-    fig.savefig(out / "reward_vs_rm_calls.png", dpi=120)
-    print(f"| method | true reward | gap closed | LM calls/gen | RM calls/gen | µs/token | ROUGE-L |  ({len(runs)} seeds)")
+    fig.savefig(out / f"reward_vs_rm_calls-{task}.png", dpi=120)
+    print(f"| method | true reward | gap closed | LM calls/gen | RM calls/gen | µs/token | ROUGE-L |  ({task}, {len(runs)} seeds)")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['method']} | {r['score_mean']:.2f} ± {r['score_mean_se']:.2f} | {r['gap_closed']:.3f} ± "
-              f"{r['gap_closed_se']:.3f} | {r['lm_calls_per_generation']:.0f} | {r['rm_calls_per_generation']:.0f} | "
+        gap = "—" if np.isnan(r["gap_closed"]) else f"{r['gap_closed']:.3f} ± {r['gap_closed_se']:.3f}"
+        print(f"| {r['method']} | {r['score_mean']:.2f} ± {r['score_mean_se']:.2f} | {gap} | "
+              f"{r['lm_calls_per_generation']:.0f} | {r['rm_calls_per_generation']:.0f} | "
               f"{1e6 * r['seconds_per_token']:.0f} | {r['diversity_rouge_l']:.3f} |")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), sys.argv[2])

@@ -103,7 +103,8 @@ def bad(task, tmp_path_factory):
     (d / "notlm" / "config.json").write_text("{}")
     files["not-a-causal-lm"] = d / "notlm"
     other = model.TinyLM(13, d=8, layers=1, heads=2, max_len=64)
-    store.save_rm(d / "vocab13.pt", other, head="token", loss="farma", vocab=[f"t{i}" for i in range(13)], metrics={})
+    store.save_rm(d / "vocab13.pt", other, head="token", loss="farma", vocab=store.WordVocab([f"t{i}" for i in range(13)]),
+                  metrics={})
     files["vocab-mismatch"] = d / "vocab13.pt"
     return files
 
@@ -159,3 +160,79 @@ def test_train_rm_bad_input(pk, task, bad, tmp_path, case, pairs, extra, code):
 
 def test_toy_bad_lengths(pk, tmp_path):
     _check(pk("rgtg-toy", "--length", "6", "--min-len", "8", "--run-dir", tmp_path / "run"), tmp_path / "run", {2})
+
+
+@pytest.fixture(scope="module")
+def char_task(tmp_path_factory):
+    """The char-level pipeline at toy size: a char LM on a short text, a task sampled from it, a FaRMA RM."""
+    from click.testing import CliRunner
+
+    from paperkit_cli.main import cli
+
+    d = tmp_path_factory.mktemp("rgtg-char")
+    (d / "text.txt").write_text("To be, or not to be, that is the question.\n" * 40, encoding="utf-8")
+    runner = CliRunner()
+    for argv in (["rgtg-train-lm", "--text", d / "text.txt", "--epochs", "1", "--d-model", "16", "--layers", "1",
+                  "--block", "32", "--run-dir", d / "lm"],
+                 ["rgtg-toy", "--lm", d / "lm" / "lm.pt", "--length", "14", "--prompt-len", "4", "--min-len", "10",
+                  "--pairs", "60", "--heldout", "20", "--prompts", "6", "--run-dir", d / "task"],
+                 ["rgtg-train-rm", "--lm", d / "task" / "lm.pt", "--pairs", d / "task" / "pairs.jsonl", "--iters", "1",
+                  "--d-model", "16", "--heldout", d / "task" / "heldout.jsonl", "--run-dir", d / "rm"]):
+        r = runner.invoke(cli, [str(a) for a in argv] + ["-q"])
+        assert r.exit_code == 0, r.output
+    return d
+
+
+def test_char_pipeline(pk, char_task, tmp_path):
+    d = char_task
+    m = json.loads((d / "lm" / "metrics.json").read_text())
+    assert m["vocab_kind"] == "char" and m["vocab"] == len(set("To be, or not to be, that is the question.\n"))
+    assert {"lm.pt", "loss.csv", "loss.png"} <= {p.name for p in (d / "lm").iterdir()}
+    row = json.loads((d / "task" / "pairs.jsonl").read_text().splitlines()[0])
+    assert len(row["prompt"]) == 4 and 6 <= len(row["chosen"]) <= 10 and row["chosen"] != row["rejected"]
+    r = pk("rgtg-generate", "--lm", d / "task" / "lm.pt", "--rm", d / "rm" / "rm.pt", "--prompts",
+           d / "task" / "prompts.jsonl", "--scorer", d / "task" / "reward.json", "--max-new", "6", "--k", "5",
+           "--run-dir", tmp_path / "gen", "-q")
+    assert r.exit_code == 0, r.stderr
+    gen = [json.loads(x) for x in (tmp_path / "gen" / "generations.jsonl").read_text().splitlines()]
+    assert all(len(g["text"]) == 6 and len(g["prompt"]) == 4 for g in gen)  # characters, no separators
+    rows = {m["method"]: m for m in json.loads((tmp_path / "gen" / "summary.json").read_text())["methods"]}
+    assert rows["farma"]["rm_calls_per_generation"] == 6 and "optimum_mean" not in rows["farma"]
+
+
+def test_train_lm_on_toy_samples(pk, task, tmp_path):
+    t = task / "task"
+    r = pk("rgtg-train-lm", "--samples", t / "rollouts.jsonl", "--vocab-from", t / "lm.pt", "--epochs", "1",
+           "--d-model", "16", "--layers", "1", "--run-dir", tmp_path / "lm", "-q")
+    assert r.exit_code == 0, r.stderr
+    m = json.loads(r.stdout)
+    assert m["vocab_kind"] == "word" and m["vocab"] == 12 and m["val_loss_nats"] > 0
+    r = pk("rgtg-generate", "--lm", tmp_path / "lm" / "lm.pt", "--rm", task / "farma" / "rm.pt", "--prompts",
+           t / "prompts.jsonl", "--max-new", "4", "--k", "3", "--run-dir", tmp_path / "gen", "-q")
+    assert r.exit_code == 0, r.stderr
+
+
+@pytest.mark.parametrize("case, args, code", [
+    ("no source", [], 2),
+    ("two sources", ["--corpus", "shakespeare", "--text", "{text}"], 2),
+    ("samples without vocab", ["--samples", "{rollouts}"], 2),
+    ("non-UTF-8 text", ["--text", "{latin1}"], 3),
+    ("empty text", ["--text", "{empty-text}"], 3),
+    ("text shorter than a block", ["--text", "{text}", "--block", "4000"], 3),
+    ("d-model not a multiple of heads", ["--corpus", "shakespeare", "--d-model", "30", "--heads", "4"], 2),
+    ("foreign pt as vocab", ["--samples", "{rollouts}", "--vocab-from", "{foreign-pt}"], 3),
+])
+def test_train_lm_bad_input(pk, task, bad, tmp_path, case, args, code):
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9 au lait\n".encode("latin-1") * 5)
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "text.txt").write_text("a short text\n")
+    files = {"text": tmp_path / "text.txt", "latin1": tmp_path / "latin1.txt", "empty-text": tmp_path / "empty.txt",
+             "rollouts": task / "task" / "rollouts.jsonl", "foreign-pt": bad["foreign-pt"]}
+    given = [str(files[a[1:-1]]) if a.startswith("{") else a for a in args]
+    _check(pk("rgtg-train-lm", *given, "--run-dir", tmp_path / "run"), tmp_path / "run", {code})
+
+
+@pytest.mark.parametrize("lm, code", [("markov", 2), ("foreign-pt", 3)])
+def test_toy_bad_lm(pk, task, bad, tmp_path, lm, code):
+    path = task / "task" / "lm.pt" if lm == "markov" else bad["foreign-pt"]
+    _check(pk("rgtg-toy", "--lm", path, "--run-dir", tmp_path / "run"), tmp_path / "run", {code})

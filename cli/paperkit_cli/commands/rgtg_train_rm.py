@@ -33,8 +33,11 @@ _PATH = click.Path(dir_okay=False, path_type=str)
 @click.option("--batch-size", type=click.IntRange(1, 100_000), default=64, show_default=True, help="Pairs per step.")
 @click.option("--min-prefix", type=click.IntRange(2, 10_000), default=4, show_default=True,
               help="Shortest prefix (prompt included) given the max constraint or the prefix losses.")
-@click.option("--constraint-weight", type=options.FiniteFloat(0.0, 1e3, min_open=True), default=0.3,
+@click.option("--constraint-weight", type=options.FiniteFloat(0.0, 1e3, min_open=True), default=1.0,
               show_default=True, help="farma: weight of the max-constraint loss (1 = the official scripts).")
+@click.option("--constraint-target", type=click.Choice(["joint", "fixed"]), default="joint", show_default=True,
+              help="farma: joint = the official MSE, gradient through r(prefix) and max_a r(prefix, a); fixed = "
+                   "max_a r(prefix, a) held as a stop-gradient target (only r(prefix) moves).")
 @click.option("--d-model", type=click.IntRange(4, 4096), default=32, show_default=True, help="RM width.")
 @click.option("--layers", type=click.IntRange(1, 48), default=1, show_default=True, help="RM transformer layers.")
 @click.option("--heads", type=click.IntRange(1, 64), default=4, show_default=True, help="Attention heads.")
@@ -45,6 +48,10 @@ _PATH = click.Path(dir_okay=False, path_type=str)
 def cli(lm_path, pairs, heldout, prefixes, rollouts, seed, run_dir, resume, force, **_):
     """Train a reward model with a vocabulary-sized head on preference pairs: one forward on (x, y_<i) scores
     every next token, and a sequence is scored at the position before its last token.
+
+    farma follows the official scripts: each iteration is one epoch of BT then one epoch of the max constraint,
+    each phase with a fresh AdamW whose rate decays linearly to 0, and the RM kept is the one after the last BT
+    epoch (the official decoding scripts load a checkpoint saved after a BT phase).
 
     Writes to DIR: rm.pt (for rgtg-generate --rm), loss.csv (step, iter, phase, loss), loss.png, metrics.json
     (held-out pair accuracy and mean |r(prefix) - max_a r(prefix, a)|), config.yaml, manifest.json. Prints a
@@ -68,7 +75,7 @@ def cli(lm_path, pairs, heldout, prefixes, rollouts, seed, run_dir, resume, forc
     run = runtime.start_run(run_dir, resume=resume, force=force)
     out = execute_train_rm(inputs, run)
     m = out["metrics"]
-    store.save_rm(run.file("rm.pt"), out["net"], head=m["head"], loss=s.loss, vocab=inputs.lm.vocab.tokens, metrics=m)
+    store.save_rm(run.file("rm.pt"), out["net"], head=m["head"], loss=s.loss, vocab=inputs.lm.vocab, metrics=m)
     tables.write_table(run.file("loss.csv"), out["loss_rows"])
     io.write_json(run.file("metrics.json"), m)
     fig, ax = plots.new_figure()

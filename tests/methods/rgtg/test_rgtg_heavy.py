@@ -1,4 +1,5 @@
-"""Acceptance at the examples' scale (rgtg-toy and rgtg-train-rm defaults), 3 seeds: minutes of training."""
+"""Acceptance at the examples' scale (rgtg-toy and rgtg-train-rm defaults), 3 seeds: minutes of training.
+Prints its numbers (run with -s)."""
 
 import numpy as np
 import pytest
@@ -10,33 +11,49 @@ torch.set_num_threads(1)
 pytestmark = pytest.mark.heavy
 
 
+def _train(loss, seed, ch, rj, hc, **kw):
+    torch.manual_seed(seed)
+    net = model.TinyLM(20, d=32, layers=1, heads=4)
+    model.init_scale(net)
+    after_max = {}
+
+    def on_phase(it, name):
+        if name == "max" and it == 5:
+            after_max["gap"] = rm.constraint_gap(net, hc, 4)
+
+    rm.train_rm(net, loss=loss, iters=7, lr=2e-3, batch=64, min_prefix=4, seed=seed, chosen=ch, rejected=rj,
+                prefixes=ch, on_phase=on_phase, **kw)
+    return net.eval(), after_max.get("gap")
+
+
 def _run(seed):
     task = toy.make_task(vocab=20, length=12, seed=seed)
     rng = np.random.default_rng(seed)
-    ch, rj = (rm.Seqs.from_lists(a) for a in toy.preference_pairs(task, 4000, rng, min_len=4))
-    hc, hr = (rm.Seqs.from_lists(a) for a in toy.preference_pairs(task, 800, rng, min_len=4))
-    nets = {}
-    for loss in ("farma", "bt-full"):
-        torch.manual_seed(seed)
-        net = model.TinyLM(20, d=32, layers=1, heads=4)
-        model.init_scale(net)
-        rm.train_rm(net, loss=loss, iters=7, lr=2e-3, batch=64, min_prefix=4, seed=seed, chosen=ch, rejected=rj,
-                    prefixes=ch, constraint_weight=0.3)
-        nets[loss] = net.eval()
+    ch, rj = (rm.Seqs.from_lists(a) for a in toy.preference_pairs(task, 4000, rng))
+    hc, hr = (rm.Seqs.from_lists(a) for a in toy.preference_pairs(task, 800, rng))
+    farma, gap_after_max = _train("farma", seed, ch, rj, hc)
+    fixed, _ = _train("farma", seed, ch, rj, hc, constraint_target="fixed")
+    bt, _ = _train("bt-full", seed, ch, rj, hc)
     lm = rm.MarkovLM(task.log_trans)
     prompts = torch.as_tensor(toy.sample(task, 200, 2, rng))
+    opt = np.mean([toy.optimum(task, p, k=10) for p in prompts.tolist()])
 
     def rewards(method, **kw):
         out, _ = decode.generate(lm, prompts, 10, method=method, k=10, seed=seed, **kw)
         return np.array([toy.true_reward(task, s) for s in torch.cat([prompts, out], 1).numpy()])
 
-    opt = np.mean([toy.optimum(task, p, k=10) for p in prompts.tolist()])
     ref = rewards("ref")
-    farma = rewards("farma", rm=nets["farma"])
-    args = rewards("args", seq_rm=decode.token_rm_scorer(nets["farma"]))
-    return {"gap": rm.constraint_gap(nets["farma"], hc, 4), "gap_bt": rm.constraint_gap(nets["bt-full"], hc, 4),
-            "acc": rm.pair_accuracy(nets["farma"], hc, hr), "farma": farma, "args": args,
-            "closed": (farma.mean() - ref.mean()) / (opt - ref.mean())}
+    closed = lambda r: (r.mean() - ref.mean()) / (opt - ref.mean())  # noqa: E731
+    out = {"gap_after_max": gap_after_max, "gap": rm.constraint_gap(farma, hc, 4), "gap_bt": rm.constraint_gap(bt, hc, 4),
+           "acc": rm.pair_accuracy(farma, hc, hr), "farma": rewards("farma", rm=farma), "args": rewards("args", rm=farma)}
+    out["closed"] = closed(out["farma"])
+    out["closed_by_w"] = {w: closed(rewards("farma", rm=farma, w=w)) for w in (2.0, 3.0)}
+    out["closed_fixed"] = {w: closed(rewards("farma", rm=fixed, w=w)) for w in (1.0, 2.0)}
+    out["closed_bt"] = closed(rewards("farma", rm=bt))
+    print(f"\nseed {seed}: gap after max {gap_after_max:.3f}, kept RM {out['gap']:.3f}, BT-only {out['gap_bt']:.3f}; "
+          f"acc {out['acc']:.3f}; closed: farma w=1 {out['closed']:.3f}, w=2/3 {out['closed_by_w']}, "
+          f"args {closed(out['args']):.3f}, fixed target w=1/2 {out['closed_fixed']}, BT-only RM {out['closed_bt']:.3f}")
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +63,12 @@ def runs():
 
 def test_constraint_pair_accuracy_and_farma_vs_args(runs):
     for r in runs:
-        assert r["gap"] <= r["gap_bt"] / 5 and r["acc"] >= 0.70
+        assert r["gap_after_max"] <= r["gap_bt"] / 5 and r["acc"] >= 0.70
         se = np.sqrt(r["farma"].var(ddof=1) / 200 + r["args"].var(ddof=1) / 200)
         assert r["farma"].mean() >= r["args"].mean() - 2 * se
 
 
-@pytest.mark.xfail(strict=True, reason="the max constraint shrinks the RM's scale: FaRMA closes ~3-8% at w = 1 "
-                                       "(examples/rgtg/README.md)")
+@pytest.mark.xfail(strict=True, reason="the official (joint) max constraint shrinks the spread of the RM's token "
+                                       "scores: FaRMA closes well under 30% at w = 1 (examples/rgtg/README.md)")
 def test_farma_closes_30_percent_of_the_gap(runs):
     assert np.mean([r["closed"] for r in runs]) >= 0.30

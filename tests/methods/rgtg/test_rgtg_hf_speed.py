@@ -32,8 +32,12 @@ def test_hf_cached_decoding_equals_full_recompute(tiny_gpt2_dir):
 def test_hf_farma_decoding_counts_calls(tiny_gpt2_dir):
     lm = model.load_hf_causal_lm(tiny_gpt2_dir)
     rm = model.load_hf_causal_lm(tiny_gpt2_dir)
-    out, c = decode.generate(lm, torch.randint(0, 40, (2, 4)), 5, method="farma", rm=rm, k=5)
+    ids = torch.randint(0, 40, (2, 4))
+    out, c = decode.generate(lm, ids, 5, method="farma", rm=rm, k=5)
     assert out.shape == (2, 5) and (c.lm_calls, c.rm_calls) == (10, 10)
+    loop, _ = decode.generate(lm, ids, 4, method="args", rm=rm, k=5, greedy=True)
+    batched, c = decode.generate(lm, ids, 4, method="args", rm=rm, k=5, greedy=True, score_impl="batched")
+    assert torch.equal(loop, batched) and c.rm_calls == 2 * 4 * 5
 
 
 def test_directory_that_is_not_a_causal_lm(tmp_path):
@@ -53,5 +57,5 @@ def test_farma_per_token_time_below_half_of_args_loop():
         return (time.perf_counter() - t0) / c.tokens
 
     farma = min(per_token(method="farma", rm=rm) for _ in range(2))
-    args = min(per_token(method="args", seq_rm=decode.token_rm_scorer(rm)) for _ in range(2))
+    args = min(per_token(method="args", rm=rm) for _ in range(2))
     assert farma < 0.5 * args

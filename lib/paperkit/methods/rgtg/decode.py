@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .rm import ScalarRM, score_sequences
+
 METHODS = ("ref", "farma", "cd", "args", "pargs", "best-of-n")
 ONE_CALL = ("farma", "cd")
 K_CALLS = ("args", "pargs")
@@ -47,12 +49,15 @@ def left_pad(prompts: list[list[int]], pad_id: int = 0):
 
 @torch.no_grad()
 def generate(lm, prompts, max_new: int, *, method: str = "farma", rm=None, k: int = 10, w: float = 1.0,
-             greedy: bool = False, seed: int = 0, use_cache: bool = True, seq_rm=None,
-             score_impl: str = "loop", pad_left=None, eos_id: int | None = None):
+             greedy: bool = False, seed: int = 0, use_cache: bool = True, score_impl: str = "loop", pad_left=None,
+             eos_id: int | None = None):
     """``prompts``: (B, P) token ids (left-padded as given by ``pad_left``). Returns the (B, max_new) new tokens
     (rows that emitted ``eos_id`` continue with it, uncounted) and per-row Counters summed over rows.
 
-    ``args``/``pargs`` score each of the top-k LM candidates with ``seq_rm(ids, pad_left) -> (n,)``.
+    ``args``/``pargs`` score each of the top-k LM candidates as a full sequence with ``rm`` (a token-level RM or a
+    :class:`ScalarRM`): ``loop`` = one RM forward over the whole sequence per candidate (the official loop),
+    ``batched`` = the RM's cached prefix advanced by the new token, then the k candidates in one forward over it.
+    ``use_cache=False`` recomputes both models over the whole sequence every token (the official RM_test loop).
     """
     if method == "best-of-n":
         raise ValueError("best-of-n: use best_of_n()")
@@ -79,7 +84,12 @@ def generate(lm, prompts, max_new: int, *, method: str = "farma", rm=None, k: in
             nxt = _select(logits + w * r_logits[:, -1], k, greedy, gen)
         elif method in K_CALLS:
             cand = logits.topk(k, -1).indices  # (B, k)
-            scores = _score_candidates(seq_rm, seqs, cand, score_impl, pad_left)
+            if score_impl == "batched":
+                scores, rm_cache = _score_over_prefix(rm, rm_in if use_cache else seqs, cand, pad_left,
+                                                      rm_cache if use_cache else None)
+            else:
+                scores = torch.stack([score_sequences(rm, torch.cat([seqs, cand[:, j: j + 1]], 1), pad_left)
+                                      for j in range(k)], 1)
             counters.rm_calls += n_active * k
             combined = torch.log_softmax(logits, -1).gather(1, cand) + w * scores
             pick = combined.argmax(1) if greedy else torch.multinomial(torch.softmax(combined, -1), 1, generator=gen)[:, 0]
@@ -99,34 +109,34 @@ def generate(lm, prompts, max_new: int, *, method: str = "farma", rm=None, k: in
     return out, counters
 
 
-def _score_candidates(seq_rm, seqs, cand, score_impl, pad_left):
-    """(B, k) full-sequence RM scores of each prefix extended by each candidate; ``batched`` scores all B*k
-    sequences in one forward (still k RM calls per row)."""
+def expand_cache(cache, n: int):
+    """Each row of our KV cache (per-layer (k, v)) repeated ``n`` times; the original is kept."""
+    return [(k.repeat_interleave(n, 0), v.repeat_interleave(n, 0)) for k, v in cache]
+
+
+def _score_over_prefix(rm, new_ids, cand, pad_left, cache):
+    """(B, k) full-sequence scores of the prefix extended by each candidate, over the RM's KV cache of the prefix
+    (advanced by ``new_ids``). A token-level RM reads them at the prefix's last position; a scalar RM runs the
+    B*k candidate tokens in one forward over the prefix cache repeated k times."""
+    out, cache = rm(new_ids, pad_left=pad_left, cache=cache)
+    if not isinstance(rm, ScalarRM):
+        return out[:, -1].gather(1, cand), cache
     bsz, k = cand.shape
-    if score_impl == "batched":
-        ext = torch.cat([seqs.repeat_interleave(k, 0), cand.reshape(-1, 1)], 1)
-        pads = None if pad_left is None else pad_left.repeat_interleave(k)
-        return seq_rm(ext, pads).reshape(bsz, k)
-    return torch.stack([seq_rm(torch.cat([seqs, cand[:, j: j + 1]], 1), pad_left) for j in range(k)], 1)
+    pads = None if pad_left is None else pad_left.repeat_interleave(k)
+    ext, _ = rm(cand.reshape(-1, 1), pad_left=pads, cache=expand_cache(cache, k))
+    return ext[:, -1, 0].reshape(bsz, k), cache
 
 
 @torch.no_grad()
-def best_of_n(lm, prompts, max_new: int, *, seq_rm, n: int, k: int = 10, seed: int = 0, pad_left=None,
+def best_of_n(lm, prompts, max_new: int, *, rm, n: int, k: int = 10, seed: int = 0, pad_left=None,
               eos_id: int | None = None):
     """N pi_ref (top-k) samples per prompt, keep the one the RM scores highest: N RM calls per prompt."""
     t0 = time.perf_counter()
     rep = prompts.repeat_interleave(n, 0)
     pads = None if pad_left is None else pad_left.repeat_interleave(n)
     out, c = generate(lm, rep, max_new, method="ref", k=k, seed=seed, pad_left=pads, eos_id=eos_id)
-    scores = seq_rm(torch.cat([rep, out], 1), pads).reshape(len(prompts), n)
+    scores = score_sequences(rm, torch.cat([rep, out], 1), pad_left=pads).reshape(len(prompts), n)
     c.rm_calls += len(rep)
     best = scores.argmax(1)
     c.seconds = time.perf_counter() - t0
     return out.reshape(len(prompts), n, -1)[torch.arange(len(prompts), device=out.device), best], c
-
-
-def token_rm_scorer(rm):
-    """A full-sequence scorer ``(ids, pad_left) -> (n,)`` from an RM (what ARGS calls k times per token)."""
-    from .rm import score_sequences
-
-    return lambda ids, pad_left=None: score_sequences(rm, ids, pad_left=pad_left)

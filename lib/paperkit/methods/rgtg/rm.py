@@ -120,9 +120,13 @@ def bt_prefix_loss(rm, chosen: Seqs, rejected: Seqs, min_len: int):
     return _masked_mean(-nn.functional.logsigmoid(own_c[:, :width] - own_r[:, :width]), mask)
 
 
-def constraint_loss(rm, prefixes: Seqs, min_len: int):
-    """FaRMA's max constraint: (r(y_1..i) - max_a r(y_1..i, a))^2 on every prefix of a chosen response."""
+def constraint_loss(rm, prefixes: Seqs, min_len: int, target: str = "joint"):
+    """FaRMA's max constraint: (r(y_1..i) - max_a r(y_1..i, a))^2 on every prefix of a chosen response. ``joint``
+    (the official MSE) moves both sides; ``fixed`` holds max_a r(y_1..i, a) as a target (a stop-gradient, as in
+    fitted Q-iteration), so only r(y_1..i) moves."""
     own, best_next, mask = score_prefixes(rm, prefixes, min_len)
+    if target == "fixed":
+        best_next = best_next.detach()
     return _masked_mean((own - best_next) ** 2, mask)
 
 
@@ -152,31 +156,44 @@ def _epoch(n, batch, gen):
 def train_rm(rm, *, loss: str, iters: int, lr: float, batch: int, min_prefix: int, seed: int,
              chosen: Seqs | None = None, rejected: Seqs | None = None, prefixes: Seqs | None = None,
              rollouts: Seqs | None = None, rewards: torch.Tensor | None = None, constraint_weight: float = 1.0,
-             history=None, on_iter=None):
+             constraint_target: str = "joint", history=None, on_iter=None, on_phase=None):
     """Each of ``iters`` iterations is one epoch per phase. ``farma`` alternates an epoch of BT on full pairs
-    with an epoch of the max constraint on ``prefixes`` (official scripts); ``bt-full`` and ``seq`` run only the
-    BT epochs; ``bt-prefix`` the PARGS epochs; ``cd-regress`` regression epochs on ``rollouts``/``rewards``."""
+    with an epoch of the max constraint on ``prefixes`` and returns the RM after the last BT epoch (the official
+    scripts run each phase as its own trainer: a fresh AdamW whose learning rate decays linearly to 0, and decode
+    with an RM saved after a BT phase); ``bt-full`` and ``seq`` run only the BT epochs; ``bt-prefix`` the PARGS
+    epochs; ``cd-regress`` regression epochs on ``rollouts``/``rewards`` (one AdamW at a constant rate).
+    ``on_phase(iteration, phase)`` runs after every phase's epoch (e.g. to measure the constraint after the last
+    max epoch: the official RM_Max checkpoints)."""
     gen = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(rm.parameters(), lr=lr)
     phases = {"farma": ("bt", "max"), "bt-full": ("bt",), "seq": ("bt",), "bt-prefix": ("prefix",),
               "cd-regress": ("cd",)}[loss]
+    alternating = len(phases) > 1
+    opt, sched = torch.optim.AdamW(rm.parameters(), lr=lr), None
     for it in range(iters):
-        for name in phases:
+        for name in phases[: 1 if it == iters - 1 else None]:
             n = len(prefixes) if name == "max" else len(rollouts) if name == "cd" else len(chosen)
-            for idx in _epoch(n, batch, gen):
+            batches = _epoch(n, batch, gen)
+            if alternating:  # each phase is its own trainer run: a fresh AdamW, learning rate decaying linearly to 0
+                opt = torch.optim.AdamW(rm.parameters(), lr=lr)
+                sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step, n=len(batches): 1 - step / n)
+            for idx in batches:
                 if name == "bt":
                     value = bt_loss(rm, chosen[idx], rejected[idx])
                 elif name == "prefix":
                     value = bt_prefix_loss(rm, chosen[idx], rejected[idx], min_prefix)
                 elif name == "max":
-                    value = constraint_weight * constraint_loss(rm, prefixes[idx], min_prefix)
+                    value = constraint_weight * constraint_loss(rm, prefixes[idx], min_prefix, constraint_target)
                 else:
                     value = cd_loss(rm, rollouts[idx], rewards[idx], min_prefix)
                 opt.zero_grad()
                 value.backward()
                 opt.step()
+                if sched is not None:
+                    sched.step()
                 if history is not None:
                     history.append((it, name, value.item()))
+            if on_phase is not None:
+                on_phase(it, name)
         if on_iter is not None:
             on_iter(it)
     return rm

@@ -3,6 +3,7 @@ input before a run dir exists), execute (stages through ``run.cached``)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,8 +14,8 @@ from paperkit.core.devices import resolve_device
 from paperkit.core.errors import InputError, UsageError
 from paperkit.core.progress import progress as default_progress
 
-from . import decode, evaluate, rm, store, toy
-from .model import TinyLM, init_scale
+from . import decode, evaluate, lmfit, rm, store, toy
+from .model import TinyLM, init_scale, param_count
 
 LOSSES = rm.LOSSES
 
@@ -25,7 +26,7 @@ class ToySettings:
     vocab: int = 20
     length: int = 12
     prompt_len: int = 2
-    min_len: int = 4
+    min_len: int | None = None  # None: every pair and rollout is --length tokens long
     pairs: int = 4000
     heldout: int = 800
     prompts: int = 200
@@ -33,51 +34,77 @@ class ToySettings:
     seed: int = 0
 
 
-def prepare_toy(s: ToySettings) -> ToySettings:
+@dataclass
+class ToyInputs:
+    settings: ToySettings
+    lm: store.Loaded | None  # a trained pi_ref (rgtg-train-lm's lm.pt) instead of a new Markov chain
+    lm_path: str | None = None
+
+
+def prepare_toy(s: ToySettings, lm_path=None) -> ToyInputs:
     if not 2 <= s.prompt_len < s.length:
         raise UsageError(f"--prompt-len {s.prompt_len}: expected 2 <= prompt-len < --length {s.length}")
-    if not s.prompt_len < s.min_len <= s.length:
+    if s.min_len is not None and not s.prompt_len < s.min_len <= s.length:
         raise UsageError(f"--min-len {s.min_len}: expected --prompt-len < min-len <= --length")
-    return s
+    lm = None
+    if lm_path is not None:
+        lm = store.load_lm(lm_path)
+        if lm.kind != "tiny":
+            raise UsageError(f"--lm {lm_path}: expected an LM.pt from rgtg-train-lm (a {lm.kind} LM is not "
+                             "sampled here; without --lm rgtg-toy draws its own Markov pi_ref)")
+        limit = lm.meta["config"]["max_len"]
+        if s.length > limit:
+            raise UsageError(f"--length {s.length} is over the {limit} positions of {lm_path}")
+    return ToyInputs(s, lm, lm_path)
 
 
-def toy_vocab(n: int) -> list[str]:
-    return [f"t{i}" for i in range(n)]
+def toy_vocab(n: int) -> store.WordVocab:
+    return store.WordVocab([f"t{i}" for i in range(n)])
 
 
-def execute_toy(s: ToySettings, run: Any) -> dict[str, Any]:
-    """The task dir: lm.pt (Markov pi_ref), reward.json, pairs/heldout (prompt, chosen, rejected), prefixes and
-    rollouts (prompt, response[, reward]), prompts."""
-    task = toy.make_task(s.vocab, s.length, s.seed)
+def execute_toy(inputs: ToyInputs, run: Any) -> dict[str, Any]:
+    """The task dir: lm.pt (Markov pi_ref, or a copy of the given LM), reward.json, pairs/heldout (prompt, chosen,
+    rejected), prefixes and rollouts (prompt, response[, reward]), prompts."""
+    import shutil
+
+    from paperkit.core import io
+
+    s = inputs.settings
     rng = np.random.default_rng(s.seed)
-    words = toy_vocab(s.vocab)
-    text = lambda ids: " ".join(words[i] for i in ids)  # noqa: E731
+    if inputs.lm is None:
+        task = toy.make_task(s.vocab, s.length, s.seed)
+        vocab, sampler = toy_vocab(s.vocab), None
+        store.save_markov_lm(run.file("lm.pt"), task.log_trans, task.log_init, vocab)
+    else:
+        vocab, size = inputs.lm.vocab, inputs.lm.vocab_size
+        lexicon, bigram = toy.random_reward(size, rng)
+        task = toy.ToyTask(np.zeros((size, size)), np.zeros(size), lexicon, bigram, s.length)
+        sampler = toy.lm_sampler(inputs.lm.module, size)
+        shutil.copyfile(inputs.lm_path, run.file("lm.pt"))
     cut = s.prompt_len
 
     def pair_rows(n):
-        ch, rj = toy.preference_pairs(task, n, rng, prompt_len=cut, beta=s.beta, min_len=s.min_len)
-        return [{"prompt": text(c[:cut]), "chosen": text(c[cut:]), "rejected": text(r[cut:])}
+        ch, rj = toy.preference_pairs(task, n, rng, prompt_len=cut, beta=s.beta, min_len=s.min_len, sampler=sampler)
+        return [{"prompt": vocab.decode(c[:cut]), "chosen": vocab.decode(c[cut:]), "rejected": vocab.decode(r[cut:])}
                 for c, r in zip(ch, rj, strict=True)]
 
     def seq_rows(n, with_reward):
-        seqs, rewards = toy.rollouts(task, n, rng, min_len=s.min_len)
-        return [{"prompt": text(q[:cut]), "response": text(q[cut:]), **({"reward": float(v)} if with_reward else {})}
-                for q, v in zip(seqs, rewards, strict=True)]
+        seqs, rewards = toy.rollouts(task, n, rng, min_len=s.min_len, sampler=sampler)
+        return [{"prompt": vocab.decode(q[:cut]), "response": vocab.decode(q[cut:]),
+                 **({"reward": float(v)} if with_reward else {})} for q, v in zip(seqs, rewards, strict=True)]
 
     files = {"pairs.jsonl": pair_rows(s.pairs), "heldout.jsonl": pair_rows(s.heldout),
              "prefixes.jsonl": seq_rows(s.pairs, False), "rollouts.jsonl": seq_rows(s.pairs, True),
-             "prompts.jsonl": [{"prompt": text(p)} for p in toy.sample(task, s.prompts, cut, rng).tolist()]}
-    store.save_markov_lm(run.file("lm.pt"), task.log_trans, task.log_init, words)
-    from paperkit.core import io
-
+             "prompts.jsonl": [{"prompt": vocab.decode(p)} for p in
+                               toy.sample(task, s.prompts, cut, rng, sampler=sampler).tolist()]}
     io.write_json(run.file("reward.json"), {
-        "kind": "toy-lexicon-bigram", "vocab": words, "length": s.length,
+        "kind": "toy-lexicon-bigram", "vocab": vocab.tokens, "length": s.length,
         "lexicon": task.lexicon.tolist(),
         "bigrams": [[int(a), int(b)] for a, b in zip(*np.nonzero(task.bigram), strict=True)]})
     for name, rows in files.items():
         io.write_jsonl(run.file(name), rows)
-    return {"vocab": s.vocab, "length": s.length, **{k.split(".")[0]: len(v) for k, v in files.items()},
-            "lexicon_tokens": [words[i] for i in np.nonzero(task.lexicon)[0]]}
+    return {"vocab": len(vocab), "length": s.length, **{k.split(".")[0]: len(v) for k, v in files.items()},
+            "lexicon_tokens": [vocab.tokens[i] for i in np.nonzero(task.lexicon)[0]]}
 
 
 def task_from_files(lm: store.Loaded, reward: dict, length: int) -> toy.ToyTask:
@@ -90,6 +117,107 @@ def task_from_files(lm: store.Loaded, reward: dict, length: int) -> toy.ToyTask:
     return toy.ToyTask(log_trans, np.zeros(v), np.asarray(reward["lexicon"], float), bigram, length)
 
 
+# ----------------------------------------------------------------------------------------- train-lm
+@dataclass(frozen=True)
+class TrainLmSettings:
+    epochs: int = 8
+    lr: float = 3e-3
+    batch_size: int = 32
+    block: int = 64
+    val_fraction: float = 0.1
+    d_model: int = 64
+    layers: int = 2
+    heads: int = 4
+    seed: int = 0
+    device: str = "auto"
+
+
+@dataclass
+class TrainLmInputs:
+    settings: TrainLmSettings
+    vocab: store.WordVocab
+    train: rm.Seqs
+    val: rm.Seqs
+    source: dict
+    paths: list
+    device: Any = "cpu"
+
+
+def prepare_train_lm(s: TrainLmSettings, *, text=None, corpus=None, samples=None, vocab_from=None) -> TrainLmInputs:
+    """A character LM on ``text`` (a UTF-8 file) or the shipped ``corpus``, or a word LM on ``samples`` (JSONL
+    prompt/response rows, the vocabulary of ``vocab_from``); the last ``val_fraction`` is held out."""
+    if sum(x is not None for x in (text, corpus, samples)) != 1:
+        raise UsageError("give exactly one of --text FILE, --corpus shakespeare, --samples JSONL")
+    if s.d_model % s.heads:
+        raise UsageError(f"--d-model {s.d_model} is not a multiple of --heads {s.heads}")
+    if not 0 < s.val_fraction < 1:
+        raise UsageError(f"--val-fraction {s.val_fraction}: expected a number in (0, 1)")
+    if samples is not None:
+        if vocab_from is None:
+            raise UsageError("--samples needs --vocab-from LM.pt (rgtg-toy's lm.pt): the LM must share the RM's "
+                             "vocabulary")
+        vocab = store.load_lm(vocab_from).vocab
+        if not isinstance(vocab, store.WordVocab):
+            raise UsageError(f"--vocab-from {vocab_from}: expected an LM.pt (an HF directory has its own tokenizer)")
+        seqs = store.read_sequences(samples, vocab)[0]
+        cut = max(1, int(round(len(seqs) * (1 - s.val_fraction))))
+        if cut >= len(seqs):
+            raise InputError(f"{samples}: {len(seqs)} rows leave none for validation; give more rows")
+        train, val = seqs[torch.arange(cut)], seqs[torch.arange(cut, len(seqs))]
+        source = {"samples": str(samples), "rows": len(seqs)}
+    else:
+        if corpus is not None:
+            meta = store.builtin_text(corpus)
+            body, source = meta["text"], {"corpus": corpus, "licence": meta["licence"], "source": meta["source"]}
+        else:
+            body, source = store.read_text(text), {"text": str(text)}
+        vocab = store.CharVocab(sorted(set(body)))
+        ids = vocab.encode(body, "text")
+        cut = int(len(ids) * (1 - s.val_fraction))
+        if cut < s.block + 1 or len(ids) - cut < 2:
+            raise InputError(f"{text or corpus}: {len(ids)} characters are too few for --block {s.block} and "
+                             f"--val-fraction {s.val_fraction}")
+        train, val = lmfit.text_windows(ids[:cut], s.block), lmfit.text_windows(ids[cut:], s.block)
+        source["characters"] = len(ids)
+    longest = int(max(train.lengths.max(), val.lengths.max()))
+    from paperkit.core.resources import check_memory
+
+    params = s.layers * 12 * s.d_model ** 2 + 2 * (len(vocab) + longest) * s.d_model
+    check_memory(16 * params + 4 * s.batch_size * longest * (len(vocab) + 16 * s.d_model),
+                 f"an LM with --d-model {s.d_model} and --layers {s.layers}", flag="smaller --d-model")
+    return TrainLmInputs(s, vocab, train, val, source,
+                         [p for p in (text, samples, vocab_from) if p is not None], resolve_device(s.device))
+
+
+def execute_train_lm(inputs: TrainLmInputs, run: Any, progress: Any = default_progress) -> dict[str, Any]:
+    s, dev = inputs.settings, inputs.device
+    max_len = max(64, int(max(inputs.train.lengths.max(), inputs.val.lengths.max())) * 2)
+
+    def build():
+        torch.manual_seed(s.seed)
+        net = TinyLM(len(inputs.vocab), d=s.d_model, layers=s.layers, heads=s.heads, max_len=max_len)
+        init_scale(net)
+        return net
+
+    def compute():
+        net, history = build().to(dev), []
+        with progress(total=s.epochs, desc="train LM", unit="epoch") as bar:
+            lmfit.train_lm(net, inputs.train.to(dev), epochs=s.epochs, lr=s.lr, batch=s.batch_size, seed=s.seed,
+                           val=inputs.val.to(dev), history=history, on_epoch=lambda _: bar.update(1))
+        return {"state": {k: v.cpu() for k, v in net.state_dict().items()}, "history": history}
+
+    out = run.cached("lm", compute, fmt="pt")
+    net = build()
+    net.load_state_dict(out["state"])
+    net.eval()
+    val = lmfit.mean_loss(net, inputs.val, s.batch_size)
+    metrics = {**inputs.source, "vocab": len(inputs.vocab), "vocab_kind": inputs.vocab.kind,
+               "train_sequences": len(inputs.train), "val_sequences": len(inputs.val),
+               "val_loss_nats": val, "val_bits_per_token": val / math.log(2), "parameters": param_count(net)}
+    rows = [{"step": i, "epoch": ep, "split": split, "loss": v} for i, (ep, split, v) in enumerate(out["history"])]
+    return {"net": net, "metrics": metrics, "loss_rows": rows}
+
+
 # ----------------------------------------------------------------------------------------- train-rm
 @dataclass(frozen=True)
 class TrainRmSettings:
@@ -98,7 +226,8 @@ class TrainRmSettings:
     lr: float = 2e-3
     batch_size: int = 64
     min_prefix: int = 4
-    constraint_weight: float = 0.3
+    constraint_weight: float = 1.0
+    constraint_target: str = "joint"
     d_model: int = 32
     layers: int = 1
     heads: int = 4
@@ -135,7 +264,7 @@ def prepare_train_rm(s: TrainRmSettings, *, lm_path, pairs, heldout=None, prefix
         raise UsageError("--loss cd-regress regresses prefix scores on pi_ref rollouts: give --rollouts FILE")
     lm = store.load_lm(lm_path)
     if not isinstance(lm.vocab, store.WordVocab):
-        raise UsageError(f"--lm {lm_path}: our RM trainer uses a word vocabulary (an LM.pt); an HF directory RM is "
+        raise UsageError(f"--lm {lm_path}: our RM trainer uses the vocabulary of an LM.pt; an HF directory RM is "
                          "used as given by rgtg-generate --rm DIR")
     ch, rj = store.read_pairs(pairs, lm.vocab)
     hc = hr = None
@@ -168,16 +297,24 @@ def execute_train_rm(inputs: TrainRmInputs, run: Any, progress: Any = default_pr
     dev = inputs.device
     on_dev = lambda x: None if x is None else x.to(dev)  # noqa: E731
 
+    held = on_dev(inputs.held_chosen)
+
     def compute():
         net = build_rm(s, vocab, max_len).to(dev)
-        history = []
+        history, after_max = [], {}
+
+        def on_phase(it, name):  # the held-out constraint gap right after the last max epoch (RM_Max checkpoint)
+            if name == "max" and it == s.iters - 2 and held is not None:
+                after_max["gap"] = rm.constraint_gap(net, held, s.min_prefix)
+
         with progress(total=s.iters, desc=f"train RM ({s.loss})", unit="iter") as bar:
             rm.train_rm(net, loss=s.loss, iters=s.iters, lr=s.lr, batch=s.batch_size, min_prefix=s.min_prefix,
                         seed=s.seed, chosen=on_dev(inputs.chosen), rejected=on_dev(inputs.rejected),
                         prefixes=on_dev(inputs.prefixes), rollouts=on_dev(inputs.rollouts),
                         rewards=None if inputs.rewards is None else torch.tensor(inputs.rewards, dtype=torch.float32, device=dev),
-                        constraint_weight=s.constraint_weight, history=history, on_iter=lambda _: bar.update(1))
-        return {"state": {k: v.cpu() for k, v in net.state_dict().items()}, "history": history}
+                        constraint_weight=s.constraint_weight, constraint_target=s.constraint_target,
+                        history=history, on_iter=lambda _: bar.update(1), on_phase=on_phase)
+        return {"state": {k: v.cpu() for k, v in net.state_dict().items()}, "history": history, **after_max}
 
     out = run.cached("rm", compute, fmt="pt")
     net = build_rm(s, vocab, max_len)
@@ -189,6 +326,8 @@ def execute_train_rm(inputs: TrainRmInputs, run: Any, progress: Any = default_pr
         metrics["pair_accuracy"] = rm.pair_accuracy(net, inputs.held_chosen, inputs.held_rejected)
         if s.loss != "seq":
             metrics["constraint_gap"] = rm.constraint_gap(net, inputs.held_chosen, s.min_prefix)
+        if "gap" in out:
+            metrics["constraint_gap_after_max"] = out["gap"]
     rows = [{"step": i, "iter": it, "phase": name, "loss": v} for i, (it, name, v) in enumerate(out["history"])]
     return {"net": net, "metrics": metrics, "loss_rows": rows}
 
@@ -297,14 +436,10 @@ def _decode_method(inputs: GenerateInputs, spec: MethodSpec, batch, seed):
     ids, pads = (t.to(inputs.device) for t in decode.left_pad(batch))
     kw = dict(k=s.k, seed=seed, pad_left=pads, eos_id=lm.vocab.eos_id)
     if spec.name == "best-of-n":
-        return decode.best_of_n(lm.module, ids, s.max_new, seq_rm=decode.token_rm_scorer(spec.rm.module), n=s.n, **kw)
-    extra = {}
-    if spec.name in decode.ONE_CALL:
-        extra = {"rm": spec.rm.module}
-    elif spec.name in decode.K_CALLS:
-        extra = {"seq_rm": decode.token_rm_scorer(spec.rm.module), "score_impl": s.score_impl}
-    return decode.generate(lm.module, ids, s.max_new, method=spec.name, w=s.w, greedy=s.decode == "greedy",
-                           **kw, **extra)
+        return decode.best_of_n(lm.module, ids, s.max_new, rm=spec.rm.module, n=s.n, **kw)
+    rm_model = None if spec.rm is None else spec.rm.module
+    return decode.generate(lm.module, ids, s.max_new, method=spec.name, rm=rm_model, w=s.w,
+                           greedy=s.decode == "greedy", score_impl=s.score_impl, **kw)
 
 
 def _trim(tokens, eos_id):

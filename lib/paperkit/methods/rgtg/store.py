@@ -3,6 +3,7 @@ and the JSONL inputs (prompts; prompt/chosen/rejected pairs; prompt/response pre
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ LM_FORMAT, RM_FORMAT = "paperkit-rgtg-lm", "paperkit-rgtg-rm"
 class WordVocab:
     """Whitespace-separated tokens of a fixed vocabulary (our models and the toy language)."""
 
+    kind, sep = "word", " "
+
     def __init__(self, tokens):
         self.tokens = list(tokens)
         self.index = {t: i for i, t in enumerate(self.tokens)}
@@ -30,17 +33,33 @@ class WordVocab:
     def __len__(self) -> int:
         return len(self.tokens)
 
+    def split(self, text: str) -> list[str]:
+        return text.split()
+
     def encode(self, text: str, where: str) -> list[int]:
         ids = []
-        for tok in text.split():
+        for tok in self.split(text):
             if tok not in self.index:
-                raise InputError(f"{where}: token '{tok[:40]}' is not in the model's vocabulary "
-                                 f"({len(self.tokens)} tokens, e.g. {' '.join(self.tokens[:5])})")
+                raise InputError(f"{where}: token {tok[:40]!r} is not in the model's vocabulary "
+                                 f"({len(self.tokens)} tokens, e.g. {' '.join(map(repr, self.tokens[:5]))})")
             ids.append(self.index[tok])
         return ids
 
     def decode(self, ids) -> str:
-        return " ".join(self.tokens[i] for i in ids)
+        return self.sep.join(self.tokens[i] for i in ids)
+
+
+class CharVocab(WordVocab):
+    """One token per character (the char-level text task): text is read and written as is."""
+
+    kind, sep = "char", ""
+
+    def split(self, text: str) -> list[str]:
+        return list(text)
+
+
+def make_vocab(tokens, kind: str = "word") -> WordVocab:
+    return (CharVocab if kind == "char" else WordVocab)(tokens)
 
 
 class HFVocab:
@@ -112,7 +131,7 @@ def load_lm(path) -> Loaded:
         module = load_hf_causal_lm(path)
         return Loaded(module, HFVocab(path), "hf", {}, _vocab_size(module))
     obj = _load_checkpoint(path, LM_FORMAT, "LM")
-    vocab = WordVocab(obj["vocab"])
+    vocab = make_vocab(obj["vocab"], obj.get("vocab_kind", "word"))
     if obj.get("arch") == "markov":
         module = MarkovLM(obj["log_trans"])
     else:
@@ -136,26 +155,33 @@ def load_rm(path) -> Loaded:
         except RuntimeError as exc:
             raise InputError(f"{path}: weights do not match their config ({str(exc).splitlines()[0][:120]})") from None
         net.eval()
-    return Loaded(net, WordVocab(obj["vocab"]), obj["head"], obj, _vocab_size(net))
+    return Loaded(net, make_vocab(obj["vocab"], obj.get("vocab_kind", "word")), obj["head"], obj, _vocab_size(net))
 
 
-def save_markov_lm(path, log_trans, log_init, vocab) -> None:
-    io.save_torch(path, {"format": LM_FORMAT, "arch": "markov", "vocab": list(vocab),
+def save_markov_lm(path, log_trans, log_init, vocab: WordVocab) -> None:
+    io.save_torch(path, {"format": LM_FORMAT, "arch": "markov", "vocab": vocab.tokens, "vocab_kind": vocab.kind,
                          "log_trans": torch.as_tensor(log_trans, dtype=torch.float32),
                          "log_init": torch.as_tensor(log_init, dtype=torch.float32)})
 
 
-def save_rm(path, net, *, head: str, loss: str, vocab, metrics: dict) -> None:
+def save_tiny_lm(path, net: TinyLM, vocab: WordVocab, metrics: dict) -> None:
+    io.save_torch(path, {"format": LM_FORMAT, "arch": "tiny", "vocab": vocab.tokens, "vocab_kind": vocab.kind,
+                         "config": dict(net.config), "state": net.state_dict(), "metrics": dict(metrics)})
+
+
+def save_rm(path, net, *, head: str, loss: str, vocab: WordVocab, metrics: dict) -> None:
     body = net.body if head == "scalar" else net
-    io.save_torch(path, {"format": RM_FORMAT, "head": head, "loss": loss, "vocab": list(vocab),
-                         "config": dict(body.config), "state": net.state_dict(), "metrics": dict(metrics)})
+    io.save_torch(path, {"format": RM_FORMAT, "head": head, "loss": loss, "vocab": vocab.tokens,
+                         "vocab_kind": vocab.kind, "config": dict(body.config), "state": net.state_dict(),
+                         "metrics": dict(metrics)})
 
 
 def check_same_vocab(lm: Loaded, rm: Loaded, lm_path, rm_path) -> None:
     if lm.vocab_size != rm.vocab_size:
         raise InputError(f"{rm_path}: the RM's vocabulary has {rm.vocab_size} tokens but the LM's ({lm_path}) has "
                          f"{lm.vocab_size}; FaRMA and ARGS need an RM that shares the LM's vocabulary")
-    if isinstance(lm.vocab, WordVocab) and isinstance(rm.vocab, WordVocab) and lm.vocab.tokens != rm.vocab.tokens:
+    if isinstance(lm.vocab, WordVocab) and isinstance(rm.vocab, WordVocab) and (lm.vocab.tokens, lm.vocab.kind) != \
+            (rm.vocab.tokens, rm.vocab.kind):
         raise InputError(f"{rm_path}: the RM's vocabulary differs from the LM's ({lm_path}) although both have "
                          f"{lm.vocab_size} tokens")
 
@@ -190,10 +216,10 @@ def read_pairs(path, vocab) -> tuple[Seqs, Seqs]:
     chosen, rejected = [], []
     for i, r in enumerate(rows):
         where = f"{path}: row {i}"
-        if r["chosen"].split() == r["rejected"].split():
-            raise InputError(f"{where}: chosen and rejected are identical; a preference pair needs two responses")
         p = vocab.encode(r["prompt"], where)
         c, j = p + vocab.encode(r["chosen"], where), p + vocab.encode(r["rejected"], where)
+        if c == j:
+            raise InputError(f"{where}: chosen and rejected are identical; a preference pair needs two responses")
         if min(len(c), len(j)) < 2:
             raise InputError(f"{where}: prompt + response must have at least 2 tokens")
         chosen.append(c)
@@ -218,6 +244,24 @@ def read_sequences(path, vocab, *, reward: bool = False) -> tuple[Seqs, np.ndarr
                 raise InputError(f"{where}: 'reward' must be a finite number, got {v!r}")
             rewards.append(float(v))
     return Seqs.from_lists(seqs), (np.array(rewards) if reward else None)
+
+
+def read_text(path) -> str:
+    """A UTF-8 text file (the char-level LM's corpus)."""
+    with io.text_reader(path) as f:
+        text = f.read()
+    if len(text) < 2:
+        raise InputError(f"{path}: the text is empty (a character LM needs at least 2 characters)")
+    return text
+
+
+def builtin_text(name: str) -> dict:
+    """A text shipped with paperkit: ``shakespeare`` (the first ~100 KB of tinyshakespeare; public domain)."""
+    from importlib import resources
+
+    if name != "shakespeare":
+        raise UsageError(f"--corpus {name!r}: the shipped corpus is 'shakespeare'")
+    return json.loads(resources.files(__package__).joinpath("shakespeare.json").read_text(encoding="utf-8"))
 
 
 def read_true_reward(path) -> dict:

@@ -20,9 +20,15 @@ def make_task(vocab: int, length: int, seed: int, concentration: float = 0.3) ->
     rng = np.random.default_rng(seed)
     trans = rng.dirichlet(np.full(vocab, concentration), size=vocab)
     init = rng.dirichlet(np.ones(vocab))
+    lexicon, bigram = random_reward(vocab, rng)
+    return ToyTask(np.log(trans), np.log(init), lexicon, bigram, length)
+
+
+def random_reward(vocab: int, rng: np.random.Generator):
+    """About 1 in 5 tokens are lexicon tokens (+1 each) and 1 in 50 ordered pairs rewarded bigrams (+1 each)."""
     lexicon = np.where(rng.random(vocab) < 0.2, 1.0, 0.0)
     bigram = np.where(rng.random((vocab, vocab)) < 0.02, 1.0, 0.0)
-    return ToyTask(np.log(trans), np.log(init), lexicon, bigram, length)
+    return lexicon, bigram
 
 
 def true_reward(task: ToyTask, seq) -> float:
@@ -47,31 +53,59 @@ def optimum(task: ToyTask, prompt, k: int | None = None) -> float:
     return base + float(best[prompt[-1]])
 
 
-def sample(task: ToyTask, n: int, length: int, rng: np.random.Generator, prompt=None) -> np.ndarray:
+def markov_sampler(task: ToyTask):
+    """``sample(n, length, rng, prefix=None) -> (n, length)`` ids from the Markov pi_ref, continuing ``prefix``."""
     trans = np.exp(task.log_trans)
-    out = np.zeros((n, length), dtype=np.int64)
-    start = 0
-    if prompt is not None:
-        out[:, : len(prompt)] = prompt
-        start = len(prompt)
-    else:
-        out[:, 0] = rng.choice(len(task.log_init), size=n, p=np.exp(task.log_init))
-        start = 1
-    for t in range(start, length):
-        cum = trans[out[:, t - 1]].cumsum(1)
-        out[:, t] = (rng.random((n, 1)) < cum).argmax(1)
-    return out
+
+    def sample(n, length, rng, prefix=None):
+        out = np.zeros((n, length), dtype=np.int64)
+        if prefix is None:
+            out[:, 0] = rng.choice(len(task.log_init), size=n, p=np.exp(task.log_init))
+            start = 1
+        else:
+            start = prefix.shape[1]
+            out[:, :start] = prefix
+        for t in range(start, length):
+            cum = trans[out[:, t - 1]].cumsum(1)
+            out[:, t] = (rng.random((n, 1)) < cum).argmax(1)
+        return out
+
+    return sample
+
+
+def lm_sampler(module, vocab: int, chunk: int = 512):
+    """The same interface for a neural pi_ref (plain sampling from its softmax, KV-cached), ``chunk`` rows at a
+    time; a sequence without a prefix starts at a uniformly drawn token."""
+    import torch
+
+    from .decode import generate
+
+    def sample(n, length, rng, prefix=None):
+        if prefix is None:
+            prefix = rng.integers(0, vocab, size=(n, 1))
+        new = length - prefix.shape[1]
+        if new <= 0:
+            return prefix[:, :length].copy()
+        parts = [generate(module, torch.as_tensor(prefix[s: s + chunk]), new, method="ref", k=vocab,
+                          seed=int(rng.integers(2**31)))[0].cpu().numpy() for s in range(0, n, chunk)]
+        return np.concatenate([prefix, np.concatenate(parts, 0)], 1).astype(np.int64)
+
+    return sample
+
+
+def sample(task: ToyTask, n: int, length: int, rng: np.random.Generator, prompt=None, sampler=None) -> np.ndarray:
+    prefix = None if prompt is None else np.tile(np.asarray(prompt, dtype=np.int64), (n, 1))
+    return (sampler or markov_sampler(task))(n, length, rng, prefix)
 
 
 def preference_pairs(task: ToyTask, n: int, rng: np.random.Generator, prompt_len: int = 2, beta: float = 3.0,
-                     min_len: int | None = None):
+                     min_len: int | None = None, sampler=None):
     """Two pi_ref continuations of one prompt per pair, labelled by Bradley-Terry on beta x the true reward;
-    ties dropped. Each pair has its own length in [min_len, task.length] (responses vary in length, as in
-    real preference data, so the RM learns token scores at every position, not only the last)."""
+    ties dropped. Each pair has its own length in [min_len, task.length] (``min_len`` None: all full length)."""
+    sampler = sampler or markov_sampler(task)
     lengths = rng.integers(min_len or task.length, task.length + 1, size=n)
-    a = sample(task, n, task.length, rng)
-    b = a.copy()
-    b = _continue(task, b, prompt_len, rng)
+    a = sampler(n, task.length, rng)
+    b = sampler(n, task.length, rng, a[:, :prompt_len])
     ra = np.array([true_reward(task, s[:m]) for s, m in zip(a, lengths, strict=True)])
     rb = np.array([true_reward(task, s[:m]) for s, m in zip(b, lengths, strict=True)])
     keep = ra != rb
@@ -82,20 +116,12 @@ def preference_pairs(task: ToyTask, n: int, rng: np.random.Generator, prompt_len
         [s[:m].tolist() for s, m in zip(rejected, lengths[keep], strict=True)]
 
 
-def rollouts(task: ToyTask, n: int, rng: np.random.Generator, min_len: int | None = None):
+def rollouts(task: ToyTask, n: int, rng: np.random.Generator, min_len: int | None = None, sampler=None):
     """pi_ref samples of lengths in [min_len, task.length] with their true rewards (CD-FUDGE's training data)."""
     lengths = rng.integers(min_len or task.length, task.length + 1, size=n)
-    seqs = sample(task, n, task.length, rng)
+    seqs = (sampler or markov_sampler(task))(n, task.length, rng)
     rows = [s[:m].tolist() for s, m in zip(seqs, lengths, strict=True)]
     return rows, np.array([true_reward(task, r) for r in rows])
-
-
-def _continue(task, seqs, start, rng):
-    trans = np.exp(task.log_trans)
-    for t in range(start, seqs.shape[1]):
-        cum = trans[seqs[:, t - 1]].cumsum(1)
-        seqs[:, t] = (rng.random((len(seqs), 1)) < cum).argmax(1)
-    return seqs
 
 
 def tree_values(rewards: np.ndarray, probs: np.ndarray):
