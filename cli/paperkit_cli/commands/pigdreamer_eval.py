@@ -33,7 +33,11 @@ def cli(run, output, fmt, manifest_path, **_):
     import json
 
     from paperkit.core import io
-    from paperkit.methods.pigdreamer.run import PigdreamerEvalSettings, execute_pigdreamer_eval, prepare_pigdreamer_eval
+    from paperkit.methods.pigdreamer.run import (
+        PigdreamerEvalSettings,
+        execute_pigdreamer_eval,
+        prepare_pigdreamer_eval,
+    )
     from paperkit_cli import runtime
 
     s = runtime.settings(PigdreamerEvalSettings)

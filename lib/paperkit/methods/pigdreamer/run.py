@@ -6,13 +6,13 @@ resume, bit for bit).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from paperkit.core.errors import ConfigError, InputError, UsageError
+from paperkit.core.errors import InputError, UsageError
 from paperkit.core.resources import check_memory
 from paperkit.methods.pigdreamer.agent import PRIVILEGED, VARIANTS, AgentConfig
 
@@ -215,21 +215,21 @@ def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
     import torch
 
     from paperkit.methods.pigdreamer.envs import make_core
-    from paperkit.methods.pigdreamer.train import config_from_dict, evaluate, load_policy
+    from paperkit.methods.pigdreamer.train import evaluate, load_policy
 
     torch.set_num_threads(1)
-    if blob["kind"] == "paperkit.pigdreamer.ppo":
+    ppo = blob["kind"] == "paperkit.pigdreamer.ppo"
+    if ppo:
         from paperkit.methods.pigdreamer.ppo import load_ppo_policy
 
         policy, cfg = load_ppo_policy(blob)
     else:
         policy, cfg = load_policy(blob)
-    cfg = config_from_dict(blob["config"]) if cfg is None else cfg
     core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, need_privileged=False)
     rows = evaluate(policy, core, s.episodes, 7919 + s.seed)
     ret = np.array([r["return"] for r in rows])
     cost = np.array([r["cost"] for r in rows])
-    return {"variant": cfg.agent.variant if blob["kind"] != "paperkit.pigdreamer.ppo" else "ppo-lag",
+    return {"variant": "ppo-lag" if ppo else cfg.agent.variant,
             "env": cfg.env, "episodes": s.episodes, "return_mean": float(ret.mean()),
             "return_se": float(ret.std(ddof=1) / np.sqrt(ret.size)) if ret.size > 1 else 0.0,
             "cost_mean": float(cost.mean()), "cost_limit": cfg.agent.cost_limit,
@@ -289,11 +289,3 @@ def compare_runs(summaries: list[dict]) -> list[dict]:
             row[f"{name}_se"] = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0
         out.append(row)
     return out
-
-
-def settings_from_config(cls: type, values: dict) -> Any:
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ConfigError(f"unknown settings {', '.join(unknown)}")
-    return cls(**values)
