@@ -135,8 +135,8 @@ class PPOLagTrainer:
                 self.opt.step()
                 losses.append(loss.item())
         self.updates += 1
-        mean = (lambda k: float(np.mean([e[k] for e in episodes])) if episodes else None)
-        self.rows.append({"step": self.step, "update": self.updates, "episode_return": mean(0), "episode_cost": mean(1),
+        ret, cost = (np.mean(episodes, 0).tolist() if episodes else (None, None))
+        self.rows.append({"step": self.step, "update": self.updates, "episode_return": ret, "episode_cost": cost,
                           **lag, "actor_loss": float(np.mean(losses))})
 
     def run_until(self, end: int, on_steps: Callable[[int], None] | None = None) -> None:
