@@ -45,6 +45,7 @@ class AgentConfig:
     classes: int = 8
     hidden: int = 128
     horizon: int = 15
+    align_free_bits: float = 0.0   # free nats of L_align; with DreamerV3's 1 its gradient vanishes below 1 nat
     imag_starts: int = 256      # replayed states imagination starts from (DreamerV3: all B × L; CPU budget)
     gamma: float = 0.99
     lam: float = 0.95
@@ -155,9 +156,9 @@ class Agent(nn.Module):
         self.norms = {"reward": Normalizer(), "cost": Normalizer()}
 
     # ------------------------------------------------------------------------------ world model
-    def world_model_loss(self, batch: dict, gen: torch.Generator) -> tuple[torch.Tensor, dict, tuple]:
-        """L = L_dyn + L_align + L_dec + L_pred over a (B, L) batch; returns the loss, its parts and the
-        posterior states (h⁻, z⁻, h⁺, z⁺) that start imagination."""
+    def world_model_loss(self, batch: dict, gen: torch.Generator) -> tuple[torch.Tensor, dict, tuple, torch.Tensor]:
+        """L = L_dyn + L_align + L_dec + L_pred over a (B, L) batch; returns the loss, its parts, the
+        posterior states (h⁻, z⁻, h⁺, z⁺) that start imagination and the heads' input features."""
         obs, first = batch["obs"], batch["is_first"]
         emb = self.encoder(obs)
         hs, zs, post, prior = self.rssm.observe(emb, batch["action"], first, gen)
@@ -183,7 +184,7 @@ class Agent(nn.Module):
             feat_o = torch.cat([hs, self.rssm.sample(oracle, gen)], -1)
             dec = dec + ((self.decoder(feat_o) - target) ** 2).sum(-1).mean()
             dec = dec + ((self.priv_head(feat_o) - priv_target) ** 2).sum(-1).mean()
-            align, parts["align"], _ = free_bits_kl(oracle, post)
+            align, parts["align"], _ = free_bits_kl(oracle, post, free=self.cfg.align_free_bits)
         if self.cfg.variant == "informed":
             dec = dec + ((self.priv_head(feat) - symlog(batch["privileged"])) ** 2).sum(-1).mean()
         if self.cfg.variant == "nli":
@@ -194,7 +195,8 @@ class Agent(nn.Module):
         loss = dyn + align + dec + rew + cost + cont
         parts.update(wm_loss=loss.detach(), dyn=dyn.detach(), align_loss=align.detach(), dec=dec.detach(),
                      reward=rew.detach(), cost=cost.detach(), cont=cont.detach())
-        return loss, parts, tuple(None if s is None else s.detach().flatten(0, 1) for s in starts)
+        starts = tuple(None if s is None else s.detach().flatten(0, 1) for s in starts)
+        return loss, parts, starts, head_feat.detach()
 
     # ------------------------------------------------------------------------------ imagination
     def imagine(self, starts: tuple, gen: torch.Generator) -> dict:
@@ -257,7 +259,7 @@ class Agent(nn.Module):
 
     def update(self, batch: dict, gen: torch.Generator) -> dict:
         """One gradient step of the world model, then of actor and critics; EMA targets; a log row."""
-        loss, parts, starts = self.world_model_loss(batch, gen)
+        loss, parts, starts, _ = self.world_model_loss(batch, gen)
         self._step(self.wm_opt, loss, 1000.0)
         out = self.behaviour_loss(starts, gen)
         self._step(self.actor_opt, out["actor_loss"], 100.0)

@@ -2,7 +2,7 @@
 
 * HazardNav-PO: a 9×9 grid, one goal, 3 hazards resampled per episode, 100-step episodes. The agent sees
   an egocentric 5×5 patch (wall, goal, hazard channels); a hazard shows only when adjacent, and then with
-  probability 0.5. Privileged vector: agent, goal and hazard coordinates. Reward: minus the change in
+  probability 0.5. Privileged vector: agent and goal coordinates, hazard coordinates relative to the agent. Reward: minus the change in
   Manhattan goal distance, +1 at the goal (which respawns); cost 1 per step on a hazard (the agent's new
   cell against the hazards before they move, so cost is a function of the privileged vector and action).
 * PointGoal-PO: a 2-D point robot in [-1, 1]² among circular hazards, seen through a short-range noisy lidar.
@@ -118,7 +118,7 @@ def _hn_observe_one(i, size, rng, agent, goal, haz, reveal, obs, priv):
     priv[i, 0], priv[i, 1] = ar * scale, ac * scale
     priv[i, 2], priv[i, 3] = goal[i, 0] * scale, goal[i, 1] * scale
     for k in range(haz.shape[1]):
-        priv[i, 4 + 2 * k], priv[i, 5 + 2 * k] = haz[i, k, 0] * scale, haz[i, k, 1] * scale
+        priv[i, 4 + 2 * k], priv[i, 5 + 2 * k] = (haz[i, k, 0] - ar) * scale, (haz[i, k, 1] - ac) * scale
 
 
 @njit(cache=True)

@@ -92,6 +92,33 @@ def evaluate(policy: DeployedPolicy, core: Any, episodes: int, seed: int) -> lis
     return [{"episode": i, "return": float(ret[i]), "cost": float(cost[i])} for i in range(episodes)]
 
 
+def random_replay(core: Any, steps: int, seed: int) -> Replay:
+    """``steps`` env steps per copy of ``core`` under uniform random actions (world-model diagnostics)."""
+    gen = torch.Generator().manual_seed(seed)
+    replay = Replay(core.n, steps + 1, core.obs_shape, core.priv_dim, core.n_actions)
+    replay.add(core.reset(seed * 1_000_003 + np.arange(core.n)), torch.zeros(core.n, core.n_actions))
+    for _ in range(steps):
+        if core.discrete:
+            action = torch.nn.functional.one_hot(torch.randint(0, core.n_actions, (core.n,), generator=gen),
+                                                 core.n_actions).float()
+        else:
+            action = torch.rand(core.n, core.n_actions, generator=gen) * 2 - 1
+        replay.add(core.step(env_action(action, core.discrete)), action)
+    return replay
+
+
+@torch.no_grad()
+def cost_auroc(agent: Agent, replay: Replay, seed: int = 0) -> float:
+    """AUROC of the cost head's prediction (posterior features of whole held-out streams) for cost > 0."""
+    from sklearn.metrics import roc_auc_score
+
+    data = {k: v[:, : replay.filled] for k, v in replay.data.items()}
+    _, _, _, feat = agent.world_model_loss(data, torch.Generator().manual_seed(seed))
+    predicted = agent.twohot.decode(agent.cost_head(feat))
+    keep = ~data["is_first"]
+    return float(roc_auc_score((data["cost"][keep] > 0).numpy(), predicted[keep].numpy()))
+
+
 class Trainer:
     """One (variant, seed) run: ``run_until(step)`` advances it, ``state()``/``load_state()`` checkpoint it."""
 
