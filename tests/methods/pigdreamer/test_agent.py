@@ -9,7 +9,7 @@ from paperkit.core.errors import InputError
 from paperkit.methods.pigdreamer.agent import VARIANTS, Agent, AgentConfig, DeployedPolicy, lambda_return
 from paperkit.methods.pigdreamer.envs import HazardNavCore
 from paperkit.methods.pigdreamer.ppo import gae
-from paperkit.methods.pigdreamer.train import Trainer, TrainConfig, cost_auroc, random_replay
+from paperkit.methods.pigdreamer.train import TrainConfig, Trainer, cost_auroc, random_replay
 
 SMALL = dict(deter=32, hidden=32, stoch=4, classes=4, horizon=5, imag_starts=16)
 
