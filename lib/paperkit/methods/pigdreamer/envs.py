@@ -2,7 +2,7 @@
 
 * HazardNav-PO: a 9×9 grid, one goal, 3 hazards resampled per episode, 100-step episodes. The agent sees
   an egocentric 5×5 patch (wall, goal, hazard channels); a hazard shows only when adjacent, and then with
-  probability 0.5. Privileged vector: agent and goal coordinates, hazard coordinates relative to the agent. Reward: minus the change in
+  probability 0.5. Privileged vector (in cells): agent and goal coordinates, hazard offsets from the agent. Reward: minus the change in
   Manhattan goal distance, +1 at the goal (which respawns); cost 1 per step on a hazard (the agent's new
   cell against the hazards before they move, so cost is a function of the privileged vector and action).
 * PointGoal-PO: a 2-D point robot in [-1, 1]² among circular hazards, seen through a short-range noisy lidar.
@@ -114,11 +114,11 @@ def _hn_observe_one(i, size, rng, agent, goal, haz, reveal, obs, priv):
                         if _uniform(rng, i) < reveal:
                             obs[i, 2, dr + 2, dc + 2] = 1.0
                         break
-    scale = 1.0 / (size - 1)
-    priv[i, 0], priv[i, 1] = ar * scale, ac * scale
-    priv[i, 2], priv[i, 3] = goal[i, 0] * scale, goal[i, 1] * scale
+    # in cells (the models symlog their inputs): a hazard under the agent is a clean 0 against ±1 for a neighbour
+    priv[i, 0], priv[i, 1] = ar, ac
+    priv[i, 2], priv[i, 3] = goal[i, 0], goal[i, 1]
     for k in range(haz.shape[1]):
-        priv[i, 4 + 2 * k], priv[i, 5 + 2 * k] = (haz[i, k, 0] - ar) * scale, (haz[i, k, 1] - ac) * scale
+        priv[i, 4 + 2 * k], priv[i, 5 + 2 * k] = haz[i, k, 0] - ar, haz[i, k, 1] - ac
 
 
 @njit(cache=True)
@@ -228,8 +228,8 @@ class HazardNavCore(BatchCore):
 
     def step(self, actions: Any) -> StepBatch:
         actions = np.asarray(actions, dtype=np.int64).reshape(self.n)
-        reward, cost = np.zeros(self.n, np.float32), np.zeros(self.n, np.float32)
-        is_first, is_last = np.zeros(self.n, np.bool_), np.zeros(self.n, np.bool_)
+        reward, cost = np.empty(self.n, np.float32), np.empty(self.n, np.float32)   # the kernel fills every entry
+        is_first, is_last = np.empty(self.n, np.bool_), np.empty(self.n, np.bool_)
         _hn_step_batch(actions, self.size, self.horizon, self.reveal, self.moving, self.move_prob, MOVES, self.rng,
                        self.agent, self.goal, self.haz, self.t, self.done, self._obs, self._priv, reward, cost,
                        is_first, is_last)
