@@ -56,7 +56,7 @@ def grad_step_time(variant: str, reps: int) -> float:
     import torch
 
     from paperkit.methods.pigdreamer.agent import AgentConfig
-    from paperkit.methods.pigdreamer.train import Trainer, TrainConfig
+    from paperkit.methods.pigdreamer.train import TrainConfig, Trainer
 
     cfg = TrainConfig(steps=800, prefill=800, eval_every=10**9, agent=AgentConfig(variant=variant))
     tr = Trainer(cfg, 0)
