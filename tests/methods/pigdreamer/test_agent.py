@@ -195,3 +195,18 @@ def test_end_to_end_smoke_pig_vs_unprivileged():
     print(f"pig return {ret_pig:.2f} cost {cost_pig:.2f}; unprivileged return {ret_unp:.2f}")
     assert cost_pig <= 1.5 * 2.0
     assert ret_pig >= 0.9 * ret_unp if ret_unp > 0 else ret_pig >= ret_unp
+
+
+def test_ppo_lagrangian_trains_logs_the_multiplier_and_deploys_without_privileged_input():
+    from paperkit.methods.pigdreamer.ppo import PPOLagTrainer
+
+    cfg = TrainConfig(steps=1024, envs=8, eval_every=1024, eval_episodes=2, agent=AgentConfig(penalty_init=0.5))
+    t = PPOLagTrainer(cfg, 0)
+    t.run_until(1024)
+    assert t.step == 1024 and len(t.rows) == 1 and len(t.evals) == 2
+    row = t.rows[0]
+    assert row["cost_estimate"] == pytest.approx(row["episode_cost"]) and row["lambda"] == pytest.approx(1e-6)
+    assert t.lagrangian.lam == pytest.approx(max(0.0, 1e-6 + 0.5 * (row["episode_cost"] - 2.0)))
+    b = t.core.reset([0] * 8)
+    with pytest.raises(InputError, match="privileged"):
+        t.policy.act(torch.as_tensor(b.obs), torch.as_tensor(b.is_first), (), t.gen, privileged=b.privileged)
