@@ -210,3 +210,18 @@ def test_ppo_lagrangian_trains_logs_the_multiplier_and_deploys_without_privilege
     b = t.core.reset([0] * 8)
     with pytest.raises(InputError, match="privileged"):
         t.policy.act(torch.as_tensor(b.obs), torch.as_tensor(b.is_first), (), t.gen, privileged=b.privileged)
+
+
+def test_pointgoal_continuous_actor_updates_and_acts_in_bounds():
+    from paperkit.methods.pigdreamer.envs import PointGoalCore
+
+    core = PointGoalCore(4)
+    replay = random_replay(core, 24, 0)
+    agent = _agent("pig", core=core)
+    gen = torch.Generator().manual_seed(0)
+    row = agent.update(replay.sample(4, 8, gen), gen)
+    assert all(np.isfinite(v) for v in row.values())
+    b = core.reset([0, 1, 2, 3])
+    policy = DeployedPolicy(agent)
+    action, _ = policy.act(torch.as_tensor(b.obs), torch.as_tensor(b.is_first), policy.initial(4), gen, greedy=False)
+    assert action.shape == (4, 2) and action.abs().max() < 1
