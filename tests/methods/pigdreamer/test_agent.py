@@ -121,7 +121,7 @@ def test_world_model_learns_scaled_down():
     gen = torch.Generator().manual_seed(0)
     costs = []
     for _ in range(60):
-        loss, parts, _, _ = agent.world_model_loss(train.sample(8, 16, gen), gen)
+        loss, parts, _, _ = agent.world_model_loss(train.sample(8, 8, gen), gen)
         agent._step(agent.wm_opt, loss, 1000.0)
         costs.append(float(parts["cost"]))
     assert costs[0] == pytest.approx(np.log(255), rel=1e-3) and np.mean(costs[-10:]) < 0.5 * costs[0]
