@@ -5,5 +5,5 @@ trap 'rm -rf "$out"' EXIT
 paperkit pigdreamer-bound -o "$out/bound.json" --plot "$out/bound.png"
 paperkit pigdreamer-train --steps 1500 --prefill 500 --train-ratio 4 --eval-every 1500 --eval-episodes 4 \
   --run-dir "$out/pig"
-paperkit pigdreamer-eval "$out/pig" --episodes 5 | head -c 300; echo
+paperkit pigdreamer-eval "$out/pig" --episodes 5 | cut -c1-300
 ls "$out/pig"
