@@ -113,12 +113,16 @@ def main() -> None:
 
     steps = args.steps or (1200 if args.quick else 4000)
     out = run_split("pig", steps)
-    per_step = out["cpu_s"] / steps
+    # 20k steps at the defaults: (20000 − prefill) × envs·ratio/(batch·len) / envs updates, each `pig` s of CPU,
+    # plus this run's non-update CPU per env step
+    updates_20k = (20000 - 1000) * 32 / (16 * 32)
+    other = max(out["cpu_s"] - pig * out["updates"], 0.0) / steps
     wall = out["env_s"] + out["update_s"] + out["eval_s"]
     print(f"\n3. pig on HazardNav-PO (vector), {steps} env steps, {out['updates']} updates: CPU {out['cpu_s']:.1f} s; "
           f"share of wall time: env {out['env_s'] / wall:.1%}, updates {out['update_s'] / wall:.1%}, "
           f"evaluation {out['eval_s'] / wall:.1%}")
-    print(f"   projected 20k steps: {per_step * 20000 / 60:.1f} min of one core (target ≤ 10 min)")
+    print(f"   projected 20k steps: {(pig * updates_20k + other * 20000) / 60:.1f} min of one core "
+          f"({updates_20k:.0f} updates; target ≤ 10 min)")
     if steps >= 20000 and not args.quick:
         ppo = run_split("ppo-lag", steps)
         print(f"   return at {steps} steps: pig {out['return']:.2f} (cost {out['cost']:.2f}) vs PPO-Lag "
