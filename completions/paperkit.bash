@@ -1449,6 +1449,122 @@ _paperkit_papers_completion_setup() {
 
 _paperkit_papers_completion_setup;
 
+_paperkit_pigdreamer_bound_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_PIGDREAMER_BOUND_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_pigdreamer_bound_completion_setup() {
+    complete -o nosort -F _paperkit_pigdreamer_bound_completion paperkit-pigdreamer-bound
+}
+
+_paperkit_pigdreamer_bound_completion_setup;
+
+_paperkit_pigdreamer_compare_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_PIGDREAMER_COMPARE_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_pigdreamer_compare_completion_setup() {
+    complete -o nosort -F _paperkit_pigdreamer_compare_completion paperkit-pigdreamer-compare
+}
+
+_paperkit_pigdreamer_compare_completion_setup;
+
+_paperkit_pigdreamer_eval_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_PIGDREAMER_EVAL_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_pigdreamer_eval_completion_setup() {
+    complete -o nosort -F _paperkit_pigdreamer_eval_completion paperkit-pigdreamer-eval
+}
+
+_paperkit_pigdreamer_eval_completion_setup;
+
+_paperkit_pigdreamer_train_completion() {
+    local IFS=$'\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _PAPERKIT_PIGDREAMER_TRAIN_COMPLETE=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            COMPREPLY+=($value)
+        fi
+    done
+
+    return 0
+}
+
+_paperkit_pigdreamer_train_completion_setup() {
+    complete -o nosort -F _paperkit_pigdreamer_train_completion paperkit-pigdreamer-train
+}
+
+_paperkit_pigdreamer_train_completion_setup;
+
 _paperkit_reproduce_completion() {
     local IFS=$'\n'
     local response

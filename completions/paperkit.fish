@@ -899,6 +899,78 @@ end;
 
 complete --no-files --command paperkit-papers --arguments "(_paperkit_papers_completion)";
 
+function _paperkit_pigdreamer_bound_completion;
+    set -l response (env _PAPERKIT_PIGDREAMER_BOUND_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-pigdreamer-bound);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-pigdreamer-bound --arguments "(_paperkit_pigdreamer_bound_completion)";
+
+function _paperkit_pigdreamer_compare_completion;
+    set -l response (env _PAPERKIT_PIGDREAMER_COMPARE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-pigdreamer-compare);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-pigdreamer-compare --arguments "(_paperkit_pigdreamer_compare_completion)";
+
+function _paperkit_pigdreamer_eval_completion;
+    set -l response (env _PAPERKIT_PIGDREAMER_EVAL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-pigdreamer-eval);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-pigdreamer-eval --arguments "(_paperkit_pigdreamer_eval_completion)";
+
+function _paperkit_pigdreamer_train_completion;
+    set -l response (env _PAPERKIT_PIGDREAMER_TRAIN_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-pigdreamer-train);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-pigdreamer-train --arguments "(_paperkit_pigdreamer_train_completion)";
+
 function _paperkit_reproduce_completion;
     set -l response (env _PAPERKIT_REPRODUCE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-reproduce);
 

@@ -66,7 +66,7 @@ PAPERS: tuple[Paper, ...] = (
     Paper("pigdreamer-train", "PIGDreamer: Privileged Information Guided World Models for Safe Partially "
           "Observable Reinforcement Learning",
           "Dongchi Huang, Jiaqi Wang, Yang Li, Chunhe Xia, Tianle Zhang, Kaige Zhang", "2508.02159",
-          ("pigdreamer-train",)),
+          ("pigdreamer-train", "pigdreamer-eval", "pigdreamer-bound", "pigdreamer-compare")),
     Paper("gen-select", "PAK-UCB Contextual Bandit: An Online Learning Approach to Prompt-Aware Selection of "
           "Generative Models and LLMs", "Xiaoyan Hu, Ho-fung Leung, Farzan Farnia", "2410.13287",
           ("gen-select", "gen-select-embed", "gen-select-sim", "gen-select-online")),

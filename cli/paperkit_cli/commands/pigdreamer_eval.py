@@ -1,0 +1,51 @@
+"""``paperkit pigdreamer-eval``: deployment episodes of a pigdreamer-train run (naive model and actor only)."""
+
+from __future__ import annotations
+
+import click
+
+from paperkit_cli import options
+from paperkit_cli.commands._pigdreamer_common import report_summary
+
+SETTINGS = "paperkit.methods.pigdreamer.run:PigdreamerEvalSettings"
+
+
+@options.command("pigdreamer-eval", short_help="Evaluate a pigdreamer-train run's deployed policy (observations only): JSON.")
+@click.argument("run", type=click.Path(file_okay=False), metavar="RUN")
+@click.option("--episodes", type=click.IntRange(1, 100_000), default=20, show_default=True,
+              help="Greedy deployment episodes, on seeds the training evaluations did not use.")
+@options.seed_option
+@options.device_option
+@options.output_options
+def cli(run, output, fmt, manifest_path, **_):
+    """Roll out the deployed policy of RUN (a pigdreamer-train --run-dir) on its own environment.
+
+    Reads RUN/model.pt. Only the naive encoder, RSSM and actor run: the privileged vector the environment
+    reports is never passed on (the policy raises if it is). Writes one JSON object: variant, env,
+    episodes, return_mean ± return_se, cost_mean, cost_limit, within_limit (share of episodes with cost
+    ≤ limit) and per_episode (episode, return, cost).
+
+    \b
+    Examples:
+      $ paperkit pigdreamer-train --steps 2000 --run-dir runs/pig
+      $ paperkit pigdreamer-eval runs/pig --episodes 20 -o eval.json
+    """
+    import json
+
+    from paperkit.core import io
+    from paperkit.methods.pigdreamer.run import (
+        PigdreamerEvalSettings,
+        execute_pigdreamer_eval,
+        prepare_pigdreamer_eval,
+    )
+    from paperkit_cli import runtime
+
+    s = runtime.settings(PigdreamerEvalSettings)
+    blob = prepare_pigdreamer_eval(s, run)
+    result = execute_pigdreamer_eval(s, blob)
+    report_summary(result, f"pigdreamer-eval {run}")
+    if io.is_stdio(output):
+        options.echo_data(json.dumps(result))
+    else:
+        io.write_json(output, result)
+    runtime.write_manifest(inputs=[f"{run}/model.pt"], output=output, manifest_path=manifest_path, seed=s.seed)

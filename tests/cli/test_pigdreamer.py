@@ -1,0 +1,190 @@
+"""pigdreamer-train / -eval / -bound / -compare through the real entry point: outputs, determinism, resume
+after a kill, the deployment path, bad input."""
+
+import json
+import shutil
+
+import pytest
+
+from paperkit.core.io import read_json, read_jsonl
+from paperkit.core.tables import read_table
+
+TINY = ["--steps", "480", "--prefill", "240", "--envs", "8", "--batch-size", "2", "--seq-len", "8",
+        "--train-ratio", "2", "--imag-starts", "8", "--horizon", "4", "--eval-every", "240", "--eval-episodes", "2",
+        "--checkpoint-every", "240", "--device", "cpu", "-q"]
+
+
+def _main(args):
+    from paperkit_cli.main import main
+
+    try:
+        main(args)
+    except SystemExit as e:
+        assert e.code in (0, None)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pig") / "run"
+    _main(["pigdreamer-train", *TINY, "--run-dir", str(d)])
+    return d
+
+
+def test_run_dir_outputs(tiny_run):
+    d = tiny_run
+    for name in ("config.yaml", "metrics.csv", "eval.jsonl", "model.pt", "summary.json", "curves.png", "manifest.json"):
+        assert (d / name).exists(), name
+    m = read_table(d / "metrics.csv")
+    for col in ("step", "episode_return", "episode_cost", "lambda", "c", "cost_estimate", "gap", "penalty", "dyn",
+                "align", "align_loss", "dec", "reward", "cost", "actor_loss", "critic_loss"):
+        assert m.has(col), col
+    evals = read_jsonl(d / "eval.jsonl")
+    assert sorted({e["step"] for e in evals}) == [240, 480] and len(evals) == 4
+    assert read_json(d / "summary.json")["episodes"] == 2
+    assert "timing_s" in json.dumps(read_json(d / "manifest.json"))
+
+
+def test_same_seed_same_metrics_and_resume_after_a_kill(pk, tiny_run, tmp_path, monkeypatch):
+    """A second run with the same seed writes identical metrics.csv and eval.jsonl; a run killed after its
+    first chunk and resumed ends with the same bytes as the uninterrupted one."""
+    from paperkit.methods.pigdreamer import train
+
+    killed = tmp_path / "killed"
+    real = train.Trainer.run_until
+
+    def dies_in_second_chunk(self, end, on_steps=None):
+        if end > 240:
+            raise KeyboardInterrupt
+        return real(self, end, on_steps)
+
+    monkeypatch.setattr(train.Trainer, "run_until", dies_in_second_chunk)
+    r = pk("pigdreamer-train", *TINY, "--run-dir", killed)
+    assert r.exit_code != 0 and not (killed / "metrics.csv").exists()
+    assert len(list((killed / "checkpoints").iterdir())) == 1
+    monkeypatch.setattr(train.Trainer, "run_until", real)
+    r = pk("pigdreamer-train", *TINY, "--run-dir", killed, "--resume")
+    assert r.exit_code == 0, r.stderr
+    for name in ("metrics.csv", "eval.jsonl", "summary.json"):
+        assert (killed / name).read_bytes() == (tiny_run / name).read_bytes(), name
+
+
+def test_eval_uses_the_deployed_policy(pk, tiny_run, tmp_path):
+    out = tmp_path / "eval.json"
+    r = pk("pigdreamer-eval", tiny_run, "--episodes", "3", "-o", out)
+    assert r.exit_code == 0, r.stderr
+    res = read_json(out)
+    assert res["variant"] == "pig" and res["episodes"] == 3 and len(res["per_episode"]) == 3
+    r2 = pk("pigdreamer-eval", tiny_run, "--episodes", "3")
+    assert json.loads(r2.stdout)["return_mean"] == res["return_mean"]
+
+
+def test_compare_table_and_plot(pk, tiny_run, tmp_path):
+    other = tmp_path / "seed1"
+    shutil.copytree(tiny_run, other)
+    table, png = tmp_path / "table.csv", tmp_path / "cmp.png"
+    r = pk("pigdreamer-compare", tiny_run, other, "-o", table, "--plot", png)
+    assert r.exit_code == 0, r.stderr
+    t = read_table(table)
+    assert list(t.column("variant")) == ["pig"] and int(t.column("n_seeds")[0]) == 2
+    assert float(t.column("return_se")[0]) == 0.0                      # identical copies: no spread
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bound_command_json_and_png(pk, tmp_path):
+    out, png = tmp_path / "bound.json", tmp_path / "bound.png"
+    r = pk("pigdreamer-bound", "-o", out, "--plot", png)
+    assert r.exit_code == 0, r.stderr
+    res = read_json(out)
+    assert res["reward_holds"] and res["cost_holds"] and len(res["belief_right"]) == 101
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "holds" in r.stderr
+
+
+def no_cost_env():
+    import gymnasium as gym
+
+    from paperkit.methods.pigdreamer.envs import CoreEnv
+
+    class NoCost(gym.Wrapper):
+        def reset(self, *, seed=None, options=None):
+            obs, info = self.env.reset(seed=seed, options=options)
+            return obs, {"privileged": info["privileged"]}
+
+        def step(self, action):
+            obs, r, te, tr, info = self.env.step(action)
+            return obs, r, te, tr, {"privileged": info["privileged"]}
+
+    return NoCost(CoreEnv())
+
+
+def no_priv_env():
+    import gymnasium as gym
+
+    from paperkit.methods.pigdreamer.envs import CoreEnv
+
+    class NoPriv(gym.Wrapper):
+        def reset(self, *, seed=None, options=None):
+            obs, _ = self.env.reset(seed=seed, options=options)
+            return obs, {"cost": 0.0}
+
+        def step(self, action):
+            obs, r, te, tr, info = self.env.step(action)
+            return obs, r, te, tr, {"cost": info["cost"]}
+
+    return NoPriv(CoreEnv())
+
+
+@pytest.fixture
+def test_envs_registered():
+    import gymnasium as gym
+
+    for name in ("no_cost_env", "no_priv_env"):
+        env_id = f"pigtest/{name}-v0"
+        if env_id not in gym.registry:
+            gym.register(env_id, entry_point=f"tests.cli.test_pigdreamer:{name}")
+
+
+@pytest.mark.parametrize("args, code, needle", [
+    (["--env", "Nope-v9"], 2, "unknown --env"),
+    (["--env", "pigtest/no_cost_env-v0"], 3, "'cost'"),
+    (["--env", "pigtest/no_priv_env-v0"], 3, "'privileged'"),
+    (["--cost-limit", "-1"], 2, "--cost-limit"),
+    (["--horizon", "0"], 2, "--horizon"),
+    (["--steps", "100"], 2, "fewer than one training batch"),
+    (["--prefill", "5000", "--steps", "1000"], 2, "--prefill"),
+    (["--variant", "lambda"], 2, "lambda"),
+    (["--obs", "image", "--env", "pointgoal"], 3, "lidar"),
+    (["--steps", "1000000000", "--envs", "1"], 2, "memory"),
+    (["--device", "cuda"], 2, "CPU"),
+])
+def test_bad_input_is_one_line_error_and_no_run_dir(pk, tmp_path, test_envs_registered, args, code, needle):
+    run_dir = tmp_path / "run"
+    r = pk("pigdreamer-train", *args, "--run-dir", run_dir)
+    assert r.exit_code == code, r.stderr
+    assert r.stderr.count("\n") == 1 and "error:" in r.stderr and needle in r.stderr, r.stderr
+    assert not run_dir.exists()
+
+
+def test_unprivileged_runs_on_an_env_without_privileged_info(pk, tmp_path, test_envs_registered):
+    r = pk("pigdreamer-train", *TINY[:-5], "--steps", "256", "--prefill", "256", "--eval-every", "256", "-q",
+           "--checkpoint-every", "256", "--variant", "unprivileged", "--env", "pigtest/no_priv_env-v0",
+           "--run-dir", tmp_path / "run")
+    assert r.exit_code == 0, r.stderr
+
+
+def test_bad_run_dirs_and_config(pk, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = pk("pigdreamer-eval", empty)
+    assert r.exit_code == 3 and "model.pt" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    (empty / "model.pt").write_bytes(b"PK\x03\x04 truncated")
+    r = pk("pigdreamer-eval", empty)
+    assert r.exit_code == 3 and r.stderr.count("\n") == 1, r.stderr
+    r = pk("pigdreamer-compare", empty, tmp_path / "missing")
+    assert r.exit_code == 3 and "summary.json" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("variant: pig\nimagination_steps: 3\n")
+    r = pk("pigdreamer-train", "--config", cfg, "--run-dir", tmp_path / "run")
+    assert r.exit_code == 2 and "imagination_steps" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    r = pk("pigdreamer-bound", "--accuracy", "0.3")
+    assert r.exit_code == 2 and "--accuracy" in r.stderr, r.stderr

@@ -1,0 +1,156 @@
+"""HazardNav-PO and PointGoal-PO: gymnasium API, batched core vs single copies, the Safety-Gymnasium adapter,
+and check 2 of the spec (partial observability is real)."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from paperkit.core.errors import InputError
+from paperkit.methods.pigdreamer import envs
+from paperkit.methods.pigdreamer.bound import observability_check
+from paperkit.methods.pigdreamer.envs import CORES, CoreEnv, GymBatch, SafetyGymnasiumAdapter, make_core
+
+
+@pytest.mark.parametrize("task,obs", [("hazardnav", "vector"), ("hazardnav", "image"), ("pointgoal", "vector")])
+def test_check_env_passes(task, obs):
+    check_env(CoreEnv(task, obs=obs), skip_render_check=True)
+
+
+def test_registered_ids_make_envs_with_cost_and_privileged():
+    envs.register_envs()
+    for env_id in ("paperkit/HazardNav-v0", "paperkit/HazardNavMoving-v0", "paperkit/PointGoalPO-v0"):
+        env = gym.make(env_id)
+        obs, info = env.reset(seed=3)
+        assert env.observation_space.contains(obs)
+        _, _, _, _, info = env.step(env.action_space.sample())
+        assert {"cost", "privileged"} <= set(info)
+
+
+def _actions(core, rng):
+    return rng.integers(0, core.n_actions, core.n) if core.discrete else rng.uniform(-1, 1, (core.n, core.n_actions))
+
+
+@pytest.mark.parametrize("task,moving", [("hazardnav", False), ("hazardnav", True), ("pointgoal", True)])
+def test_batched_core_equals_a_loop_of_single_copies(task, moving):
+    """B copies stepped together give, copy for copy and step for step, what B separate one-copy cores give
+    (over 250 steps: two autoresets)."""
+    n, rng = 5, np.random.default_rng(1)
+    batch = CORES[task](n, moving=moving)
+    singles = [CORES[task](1, moving=moving) for _ in range(n)]
+    seeds = np.arange(n) + 40
+    got = [batch.reset(seeds)] + [None] * 250
+    want = [[s.reset([seeds[i]]) for i, s in enumerate(singles)]]
+    for t in range(1, 251):
+        a = _actions(batch, rng)
+        got[t] = batch.step(a)
+        want.append([s.step(a[i:i + 1]) for i, s in enumerate(singles)])
+    for t in range(251):
+        for f in ("obs", "privileged", "reward", "cost", "is_first", "is_last"):
+            np.testing.assert_array_equal(getattr(got[t], f), np.concatenate([getattr(w, f) for w in want[t]]))
+    assert got[101].is_first.all() and got[100].is_last.all()
+
+
+def test_hazardnav_kernel_matches_its_python_reference():
+    """The numba step kernel against its own Python source (``py_func``) on the same state."""
+    a, b = envs.HazardNavCore(4, moving=True), envs.HazardNavCore(4, moving=True)
+    a.reset([1, 2, 3, 4])
+    b.load_state(a.state())
+    rng = np.random.default_rng(0)
+    out = [np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, bool), np.zeros(4, bool)]
+    ref = [x.copy() for x in out]
+    for _ in range(150):
+        act = rng.integers(0, 5, 4)
+        envs._hn_step_batch(act, 9, 100, 0.5, True, 0.25, envs.MOVES, a.rng, a.agent, a.goal, a.haz, a.t, a.done,
+                            a._obs, a._priv, *out)
+        envs._hn_step_batch.py_func(act, 9, 100, 0.5, True, 0.25, envs.MOVES, b.rng, b.agent, b.goal, b.haz, b.t,
+                                    b.done, b._obs, b._priv, *ref)
+        for x, y in zip(out + [a._obs, a._priv, a.haz], ref + [b._obs, b._priv, b.haz], strict=True):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_hazardnav_rules():
+    """Reward is minus the change in Manhattan distance (+1 at the goal), cost is being on a hazard, and a
+    hazard shows in the patch only when adjacent."""
+    core = envs.HazardNavCore(64)
+    b = core.reset(np.arange(64))
+    rng = np.random.default_rng(2)
+    hidden_seen = 0
+    for _ in range(99):
+        agent, goal, haz = core.agent.copy(), core.goal.copy(), core.haz.copy()
+        a = rng.integers(0, 5, 64)
+        b = core.step(a)
+        new = np.clip(agent + envs.MOVES[a], 0, 8)
+        dist = np.abs(agent - goal).sum(1) - np.abs(new - goal).sum(1)
+        np.testing.assert_array_equal(b.reward, dist + (np.abs(new - goal).sum(1) == 0))
+        np.testing.assert_array_equal(b.cost, (haz == new[:, None]).all(-1).any(1))
+        patch = b.obs.reshape(64, 3, 5, 5)[:, 2]
+        assert patch[:, [0, 4], :].sum() == 0 and patch[:, :, [0, 4]].sum() == 0   # never beyond adjacent
+        near = (np.abs(core.haz - core.agent[:, None]).max(-1) <= 1).sum()
+        hidden_seen += near - patch.sum()
+    assert hidden_seen > 0                                                            # some adjacent hazards hidden
+
+
+def test_partial_observability_is_real():
+    """Spec check 2 on 5k random transitions: cost is a function of (privileged vector, action) while ≥ 20%
+    of (observation, action) groups with a cost event also hold a cost-free one."""
+    for moving in (False, True):
+        out = observability_check(envs.HazardNavCore(16, moving=moving), 5000, seed=0)
+        assert out["transitions"] >= 5000
+        assert out["cost_deterministic_given_privileged"]
+        assert out["ambiguous_share"] >= 0.2, out
+
+
+class SixTuple(gym.Wrapper):
+    """An env of ours speaking Safety-Gymnasium's API: cost as the third value of step(), not in info."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        info = dict(info)
+        cost = info.pop("cost")
+        return obs, reward, cost, terminated, truncated, info
+
+
+def test_safety_gymnasium_adapter_round_trips():
+    plain = CoreEnv()
+    wrapped = SafetyGymnasiumAdapter(SixTuple(CoreEnv()), privileged=lambda e: e.unwrapped.core._priv[0])
+    o1, _ = plain.reset(seed=5)
+    o2, _ = wrapped.reset(seed=5)
+    np.testing.assert_array_equal(o1, o2)
+    for a in [1, 2, 3, 4, 0] * 20:
+        r1, r2 = plain.step(a), wrapped.step(a)
+        np.testing.assert_array_equal(r1[0], r2[0])
+        assert r1[1:4] == r2[1:4] and r1[4]["cost"] == r2[4]["cost"]
+        np.testing.assert_array_equal(r1[4]["privileged"], r2[4]["privileged"])
+    five = SafetyGymnasiumAdapter(CoreEnv())
+    five.reset(seed=0)
+    with pytest.raises(InputError, match="6-tuple"):
+        five.step(0)
+
+
+def test_gym_batch_names_the_missing_info_key():
+    class NoCost(gym.Wrapper):
+        def step(self, action):
+            obs, r, te, tr, info = self.env.step(action)
+            return obs, r, te, tr, {}
+
+        def reset(self, **kw):
+            obs, info = self.env.reset(**kw)
+            return obs, {}
+
+    batch = GymBatch([NoCost(CoreEnv())], need_privileged=False)
+    batch.reset([0])
+    with pytest.raises(InputError, match="'cost'"):
+        batch.step([0])
+    no_priv = GymBatch([NoCost(CoreEnv())], need_privileged=True)
+    with pytest.raises(InputError, match="'privileged'"):
+        no_priv.reset([0])
+
+
+def test_make_core_reads_a_registered_id_like_the_builtin_core():
+    envs.register_envs()
+    a, b = make_core("paperkit/HazardNav-v0", 2), make_core("hazardnav", 2)
+    assert isinstance(a, GymBatch) and a.priv_dim == b.priv_dim and a.obs_shape == b.obs_shape
+    out = a.reset([0, 1])
+    step = a.step([1, 2])
+    assert out.obs.shape == (2, 75) and step.privileged.shape == (2, 10)
