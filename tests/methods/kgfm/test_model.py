@@ -115,15 +115,17 @@ def test_connecthub2_table1(family, seed, check):
     assert time.process_time() - t < 120
 
 
-def _rules_mrr(family, seed, epochs):
-    gen = rules(seed, families=4, generations=3)
+def _rules_mrr(family, seed, epochs, dim, layers, **scale):
+    """Train on the rule KG's training graph (its derived facts as queries), rank the test KG's hidden facts
+    zero-shot: new relation names, new types, held-out rules."""
+    gen = rules(seed, **scale)
     torch.manual_seed(seed)
-    model = MotifModel(ModelConfig(family=family, dim=32, layers=4, dropout=0.0))
+    model = MotifModel(ModelConfig(family=family, dim=dim, layers=layers, dropout=0.0))
     v_tr = build_vocab(gen.splits["train"])
-    tr = encode(gen.splits["train"], v_tr)
+    tr, tq = encode(gen.splits["train"], v_tr), encode(gen.splits["train_queries"], v_tr)
     g_tr = Graph.from_triples(tr, v_tr.n_entities, v_tr.n_relations)
     gt = GraphTensors.build(g_tr, lift(g_tr, family), model.types)
-    train_ranking(model, gt, tr, filter_sets(tr, n_relations=v_tr.n_relations), epochs=epochs, batch_size=16,
+    train_ranking(model, gt, tq, filter_sets(tr, tq, n_relations=v_tr.n_relations), epochs=epochs, batch_size=16,
                   n_neg=32, lr=5e-3, seed=seed)
     v_te = build_vocab(gen.splits["test_graph"])
     te_graph, te_q = encode(gen.splits["test_graph"], v_te), encode(gen.splits["test"], v_te)
@@ -133,10 +135,19 @@ def _rules_mrr(family, seed, epochs):
 
 
 @pytest.mark.heavy
-def test_rules_zero_shot_f3_f2_beat_none():
-    mrr = {f: _rules_mrr(f, 0, 4) for f in ("none", "f2", "f3")}
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rules_zero_shot_f3_f2_beat_none(seed):
+    """The example's scale (configs/rules.yaml, the generator's defaults): f3 >= f2 - 0.02 >= ..., both >= 3x none."""
+    mrr = {f: _rules_mrr(f, seed, 2, 32, 4) for f in ("none", "f2", "f3")}
     assert mrr["f3"] >= mrr["f2"] - 0.02, mrr
     assert min(mrr["f2"], mrr["f3"]) >= 3 * mrr["none"], mrr
+
+
+def test_rules_zero_shot_small():
+    """Scaled down for CI: a small rule KG, one epoch of a small model; the lift already pays off."""
+    small = dict(entities=120, types=10, relations=12, n_rules=4)
+    mrr = {f: _rules_mrr(f, 0, 1, 16, 3, **small) for f in ("none", "f2")}
+    assert mrr["f2"] >= 2 * mrr["none"], mrr
 
 
 def test_filter_mask_marks_all_known_answers():

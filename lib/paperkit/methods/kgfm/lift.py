@@ -183,7 +183,7 @@ def _path_motifs(x, r2, y, hmask, tmask, n):  # pragma: no cover - compiled
     a counting sort by r1 (stable) puts them in (r1, r2, r3) order."""
     words = hmask.shape[1]
     acc = np.zeros((4, n, words), np.uint64)
-    found = np.empty((4, 1024, 2), np.int64)  # (r2, r1 * n + r3), grown by doubling
+    found = np.empty((4, 4096, 3), np.int32)  # (r2, r1, r3) in the order found, grown by doubling
     counts = np.zeros(4, np.int64)
     per_r1 = np.zeros((4, n), np.int64)
     uh = np.zeros(words, np.uint64)
@@ -211,15 +211,17 @@ def _path_motifs(x, r2, y, hmask, tmask, n):  # pragma: no cover - compiled
                     acc[3, rel[a], w] |= uh[w]
         for j in range(4):  # read out this r2's (r1, r3) bits and clear them
             for r1 in range(n):
-                for c in range(_bits(acc[j], r1, rel)):
-                    if counts[j] == found.shape[1]:
-                        grown = np.empty((4, 2 * found.shape[1], 2), np.int64)
-                        grown[:, :found.shape[1]] = found
-                        found = grown
-                    found[j, counts[j], 0] = r
-                    found[j, counts[j], 1] = r1 * n + rel[c]
-                    counts[j] += 1
-                    per_r1[j, r1] += 1
+                m = _bits(acc[j], r1, rel)
+                if counts[j] + m > found.shape[1]:
+                    grown = np.empty((4, 2 * found.shape[1] + m, 3), np.int32)
+                    grown[:, :found.shape[1]] = found
+                    found = grown
+                for c in range(m):
+                    found[j, counts[j] + c, 0] = r
+                    found[j, counts[j] + c, 1] = r1
+                    found[j, counts[j] + c, 2] = rel[c]
+                counts[j] += m
+                per_r1[j, r1] += m
                 acc[j, r1, :] = 0
     out = []
     for j in range(4):
@@ -228,10 +230,10 @@ def _path_motifs(x, r2, y, hmask, tmask, n):  # pragma: no cover - compiled
             start[r1] = start[r1 - 1] + per_r1[j, r1 - 1]
         e = np.empty((counts[j], 3), np.int64)
         for m in range(counts[j]):
-            r1 = found[j, m, 1] // n
+            r1 = found[j, m, 1]
             e[start[r1], 0] = r1
             e[start[r1], 1] = found[j, m, 0]
-            e[start[r1], 2] = found[j, m, 1] % n
+            e[start[r1], 2] = found[j, m, 2]
             start[r1] += 1
         out.append(e)
     return out
