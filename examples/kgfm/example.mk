@@ -3,6 +3,7 @@
 EXAMPLES += kgfm
 KGFM_SEEDS := 0 1 2
 KGFM_KS := 2 3 4
+KGFM_GRAPHS := 5
 KGFM_PY ?= python
 # starm for m <= k+1, and ultra, for each k
 kgfm_models = ultra $(foreach m,$(shell seq 2 $$(($(1)+1))),star$(m))
@@ -13,7 +14,7 @@ KGFM_RULES := $(foreach f,none f2 f3,$(foreach s,$(KGFM_SEEDS),kgfm/out/rules/$(
 kgfm: kgfm/out/table1.md kgfm/out/wl.md kgfm/out/rules.md
 
 kgfm/out/data-ch%/manifest.json:
-	$(PAPERKIT) kgfm-gen --kind connecthub --k $* --graphs 5 --run-dir $(@D) --resume -q
+	$(PAPERKIT) kgfm-gen --kind connecthub --k $* --graphs $(KGFM_GRAPHS) --run-dir $(@D) --resume -q
 
 kgfm/out/data-rules%/manifest.json:
 	$(PAPERKIT) kgfm-gen --kind rules --seed $* --run-dir $(@D) --resume -q

@@ -9,7 +9,7 @@ from paperkit_cli import options
 SETTINGS = "paperkit.methods.kgfm.run:GenSettings"
 
 
-@options.command("kgfm-gen", short_help="Generate ConnectHub(k), F2-vs-F3 search or Metafam-style rule KGs.")
+@options.command("kgfm-gen", short_help="Generate ConnectHub(k), F2-vs-F3 search or typed rule KGs for zero-shot.")
 @click.option("--kind", type=click.Choice(["connecthub", "search", "rules"]), default="connecthub", show_default=True,
               help="connecthub: the Table 1 task; search: a small KG where F2 ties two relations F3 separates; "
                    "rules: typed KGs with two-hop composition rules; a test KG with new relation names and "

@@ -27,6 +27,12 @@ def test_message_graphs_are_connected(gen, split):
     assert connected_components(adj, directed=False)[0] == 1
 
 
+def _hop(base, r):
+    """(x, y) pairs of relation r over the base facts, ``name^-1`` read backwards."""
+    name = r.removesuffix("^-1")
+    return {(t, h) if r.endswith("^-1") else (h, t) for h, rr, t in base if rr == name}
+
+
 def test_rules_hold_on_every_fact(gen):
     """Each derived relation's facts (graph and queries together) are exactly r1 . r2 over the base facts,
     recomputed here by a join independent of the generator's."""
@@ -35,10 +41,7 @@ def test_rules_hold_on_every_fact(gen):
         rel_rules = {x["relation"]: x["rule"].split(" . ") for x in gen.labels if x["graph"] == graph}
         base = [x for x in rows if x[1] not in rel_rules]
         for q, (r1, r2) in rel_rules.items():
-            def hop(r):
-                name = r.removesuffix("^-1")
-                return {(t, h) if r.endswith("^-1") else (h, t) for h, rr, t in base if rr == name}
-            a, b = hop(r1), hop(r2)
+            a, b = _hop(base, r1), _hop(base, r2)
             joined = {(x, z) for x, y in a for y2, z in b if y == y2}
             facts = {(h, t) for h, rr, t in rows if rr == q}
             hidden = {(h, t) for h, rr, t in gen.splits["valid" if graph == "train" else "test"] if rr == q}
@@ -73,7 +76,7 @@ def test_each_rule_is_the_only_typed_two_hop_route():
 def test_zero_shot_split_and_same_seed(gen):
     names = lambda splits: {x for s in splits for h, r, t in gen.splits[s] for x in (h, r, t)}  # noqa: E731
     assert not names(("train", "train_queries", "valid")) & names(("test_graph", "test"))
-    train_rules = {x["rule"].replace("a:", "") for x in gen.labels if x["graph"] == "train"}
-    assert len(train_rules) == 5 and rules(3, entities=200, n_rules=5).splits == gen.splits
+    assert sum(x["graph"] == "train" for x in gen.labels) == 5
+    assert rules(3, entities=200, n_rules=5).splits == gen.splits
     test_rel = {r for _, r, _ in gen.splits["test"]}
     assert test_rel <= {r for _, r, _ in gen.splits["test_graph"]}  # the model can condition on each

@@ -8,7 +8,15 @@ import pytest
 from paperkit.core.errors import UsageError
 from paperkit.methods.kgfm.data import Graph, build_vocab, encode
 from paperkit.methods.kgfm.generators import connecthub_graph, search_f2_f3
-from paperkit.methods.kgfm.lift import Lift, _binary, _binary_pairs, incidence, lift, lift_bruteforce, relation_sets
+from paperkit.methods.kgfm.lift import (
+    Lift,
+    _binary,
+    _binary_pairs,
+    incidence,
+    lift,
+    lift_bruteforce,
+    relation_sets,
+)
 from paperkit.methods.kgfm.wl import entity_colors, relation_colors
 
 
