@@ -39,7 +39,7 @@ def cli(kind, k, graphs, entities, types, relations, rules, seed, run_dir, resum
 
     Rules: two connected KGs (train, test) drawn independently: entities of --types types, random base
     relations, and --rules derived relations q = r1 . r2 (inverses allowed), each the only two-hop route
-    between its head and tail types. 3% of the derived facts join the message graph (train.tsv,
+    between its head and tail types. One fact of each derived relation joins the message graph (train.tsv,
     test_graph.tsv); the others are the queries (train_queries.tsv, valid.tsv, test.tsv), all at two hops or
     more. The test KG's relations have new names and its rules are its own (zero-shot).
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from paperkit.methods.kgfm.data import Graph, build_vocab, encode, filter_sets
-from paperkit.methods.kgfm.generators import connecthub, rules
+from paperkit.methods.kgfm.generators import connecthub, rule_graph, rules
 from paperkit.methods.kgfm.lift import lift
 from paperkit.methods.kgfm.model import ModelConfig, MotifModel
 from paperkit.methods.kgfm.train import (
@@ -17,6 +17,7 @@ from paperkit.methods.kgfm.train import (
     train_classifier,
     train_ranking,
 )
+from paperkit.methods.kgfm.wl import relation_colors
 
 
 def small_kg(seed, n=15, n_rel=3, m=30):
@@ -143,11 +144,21 @@ def test_rules_zero_shot_f3_f2_beat_none(seed):
     assert min(mrr["f2"], mrr["f3"]) >= 3 * mrr["none"], mrr
 
 
-def test_rules_zero_shot_small():
-    """Scaled down for CI: a small rule KG, one epoch of a small model; the lift already pays off."""
-    small = dict(entities=120, types=10, relations=12, n_rules=4)
-    mrr = {f: _rules_mrr(f, 0, 1, 16, 3, **small) for f in ("none", "f2")}
-    assert mrr["f2"] >= 2 * mrr["none"], mrr
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rules_route_separated_by_the_lift_not_without(seed):
+    """Scaled down for CI (no training): what the zero-shot claim rests on. Conditioned on q, the WL colours of
+    LIFT_F2 and LIFT_F3 give each of q's rule relations r1, r2 a class of its own, while without motifs both tie
+    with every other relation (and inverse) of the graph."""
+    g = rule_graph(np.random.default_rng(seed), "x:", entities=120, types=10, relations=12, rules=4)
+    rows = g.base + [facts[0] for facts in g.derived.values()]
+    v = build_vocab(rows)
+    graph = Graph.from_triples(encode(rows, v), v.n_entities, v.n_relations)
+    names = v.relations + [f"{n}^-1" for n in v.relations]
+    for family, class_size in (("none", graph.n_rel2 - 1), ("f2", 1), ("f3", 1)):
+        lf = lift(graph, family)
+        for q, rule in g.rules.items():
+            colors = relation_colors(lf, names.index(q))
+            assert [int((colors == colors[names.index(r)]).sum()) for r in rule] == [class_size] * 2, (family, q)
 
 
 def test_filter_mask_marks_all_known_answers():

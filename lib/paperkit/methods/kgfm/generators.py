@@ -195,9 +195,10 @@ def compose(base: list[Triple], r1: str, r2: str) -> list[tuple[str, str]]:
 
 
 def _split_derived(rng: np.random.Generator, g: RuleGraph, visible: float) -> tuple[list[Triple], list[Triple]]:
-    """A fraction ``visible`` of each rule's facts joins the message graph (at least one, so that the model can
-    condition on the relation); the rest are queries, kept only where head and tail are not adjacent in the graph
-    (every query needs two hops or more)."""
+    """One random fact of each rule, and a fraction ``visible`` of the others, join the message graph (the
+    model conditions on a relation through its edges; for the lift one fact is enough, while every further one
+    tells a relation-blind model which entities are q-tails); the rest are queries, kept only where head and
+    tail are not adjacent in the graph (every query needs two hops or more)."""
     shown, hidden = [], []
     for facts in g.derived.values():
         mask = rng.random(len(facts)) < visible
@@ -209,11 +210,11 @@ def _split_derived(rng: np.random.Generator, g: RuleGraph, visible: float) -> tu
 
 
 def rules(seed: int, entities: int = 400, types: int = 10, relations: int = 16, n_rules: int = 6,
-          fanout: int = 2, visible: float = 0.03, valid: float = 0.2) -> Generated:
+          fanout: int = 2, visible: float = 0.0, valid: float = 0.2) -> Generated:
     """Zero-shot rule KGs: a training graph and a test graph with new relation names, a new type layout and a
     held-out set of rules (each drawn independently).
 
-    Splits: ``train`` (message graph: base facts and a ``visible`` share of the derived ones), ``train_queries``
+    Splits: ``train`` (message graph: base facts and one fact of each rule), ``train_queries``
     (the derived facts to learn from: the shown ones, hidden from the graph when asked, and the hidden ones
     not in ``valid``), ``valid``, ``test_graph`` (message graph of the test KG) and ``test`` (its hidden derived
     facts). Base facts are random, so only the derived ones are worth ranking."""
