@@ -62,6 +62,8 @@ def wl(out: Path) -> None:
 def rules(out: Path) -> None:
     res: dict[str, dict[str, float]] = {}
     for f in sorted((out / "rules").glob("*-seed*.json")):
+        if f.name.endswith(".manifest.json"):
+            continue
         fam, seed = f.stem.rsplit("-seed", 1)
         res.setdefault(fam, {})[seed] = json.loads(f.read_text())["mrr"]
     seeds = sorted({s for v in res.values() for s in v})
