@@ -1,7 +1,7 @@
 """kgfm-motif benchmark, side by side in one process (prints ratios):
 
-1. F3 lift by sparse products vs brute-force homomorphism enumeration (Python sets) on a 2k-triple KG:
-   identical hyperedges, speed ratio; a 50k-triple KG lifted by sparse products (target <= 10 s).
+1. F3 lift (compiled kernels over bit-packed incidence rows) vs brute-force homomorphism enumeration (Python
+   sets) on a 2k-triple KG: identical hyperedges, speed ratio (target >= 100x); a 50k-triple KG (target <= 10 s).
 2. Training step time of f3 and star3 relative to ultra (the paper: richer motifs cost more).
 3. Batched evaluation vs one query at a time: queries/s ratio (target >= 10x).
 
@@ -48,11 +48,11 @@ def bench_lift(quick: bool) -> None:
     for n_rel in (10, 50):
         g, _ = random_kg(500 if quick else 2000, 300 if quick else 1000, n_rel)
         lift(g, "f3")  # compile the path kernel (numba, cached on disk) outside the timing
-        t_sparse, fast = timed(lambda g=g: lift(g, "f3"), reps=7)
+        t_fast, fast = timed(lambda g=g: lift(g, "f3"), reps=7)
         t_brute, slow = timed(lambda g=g: lift_bruteforce(g, "f3"), reps=1)
         same = all(np.array_equal(fast.edges[m], slow.edges[m]) for m in fast.edges)
-        print(f"F3 lift, {len(g.edges) // 2} triples, {n_rel} relations: sparse {1000 * t_sparse:.1f} ms, brute force "
-              f"{1000 * t_brute:.0f} ms, ratio {t_brute / t_sparse:.0f}x (target >= 100x), identical hyperedges: "
+        print(f"F3 lift, {len(g.edges) // 2} triples, {n_rel} relations: lift {1000 * t_fast:.1f} ms, brute force "
+              f"{1000 * t_brute:.0f} ms, ratio {t_brute / t_fast:.0f}x (target >= 100x), identical hyperedges: "
               f"{same}, {sum(fast.counts().values()):,} hyperedges")
     big, _ = random_kg(10_000 if quick else 50_000, 5_000 if quick else 20_000, 50, seed=1)
     t_big, lf = timed(lambda: lift(big, "f3"), reps=1)

@@ -36,7 +36,7 @@ SHORT_HELP = {
     'kd-rank': (True, 'Distil students with/without the Kendall τ ranking loss; mean ± std table.'),
     'kd-rank-diag': (True, 'Gradient share per teacher-probability decile (KL vs rank loss); loss change under logit scaling.'),
     'kgfm-eval': (True, "Rank a KG's queries with a trained MOTIF model: zero-shot or fine-tuned."),
-    'kgfm-gen': (True, 'Generate ConnectHub(k), F2-vs-F3 search or Metafam-style rule KGs.'),
+    'kgfm-gen': (True, 'Generate ConnectHub(k), F2-vs-F3 search or typed rule KGs for zero-shot.'),
     'kgfm-lift': (True, 'Lift a KG to its motif hypergraph over relations; counts per motif.'),
     'kgfm-motif': (True, 'Train MOTIF on a KG: filtered MRR/Hits@k, or link accuracy with labels.'),
     'kgfm-wl': (True, 'Which relations and links a motif family can tell apart (WL test).'),

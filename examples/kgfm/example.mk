@@ -3,6 +3,7 @@
 EXAMPLES += kgfm
 KGFM_SEEDS := 0 1 2
 KGFM_KS := 2 3 4
+KGFM_GRAPHS := 5
 KGFM_PY ?= python
 # starm for m <= k+1, and ultra, for each k
 kgfm_models = ultra $(foreach m,$(shell seq 2 $$(($(1)+1))),star$(m))
@@ -13,10 +14,10 @@ KGFM_RULES := $(foreach f,none f2 f3,$(foreach s,$(KGFM_SEEDS),kgfm/out/rules/$(
 kgfm: kgfm/out/table1.md kgfm/out/wl.md kgfm/out/rules.md
 
 kgfm/out/data-ch%/manifest.json:
-	$(PAPERKIT) kgfm-gen --kind connecthub --k $* --graphs 5 --run-dir $(@D) --resume -q
+	$(PAPERKIT) kgfm-gen --kind connecthub --k $* --graphs $(KGFM_GRAPHS) --run-dir $(@D) --resume -q
 
-kgfm/out/data-rules/manifest.json:
-	$(PAPERKIT) kgfm-gen --kind rules --families 6 --run-dir $(@D) --resume -q
+kgfm/out/data-rules%/manifest.json:
+	$(PAPERKIT) kgfm-gen --kind rules --seed $* --run-dir $(@D) --resume -q
 
 kgfm/out/data-search/manifest.json:
 	$(PAPERKIT) kgfm-gen --kind search --run-dir $(@D) --resume -q
@@ -27,12 +28,14 @@ kgfm/out/ch%/manifest.json: kgfm/configs/connecthub.yaml kgfm/out/data-ch$$(firs
 	$(PAPERKIT) kgfm-motif --config $< --train $$d/train.tsv --test $$d/test.tsv --labels $$d/labels.csv \
 	  --motifs $${name%-seed*} --seed $${name##*-seed} --run-dir $$run --resume -q > /dev/null
 
-kgfm/out/rules/%.json: kgfm/configs/rules.yaml kgfm/out/data-rules/manifest.json
-	n=$*; $(PAPERKIT) kgfm-motif --config $< --train kgfm/out/data-rules/train.tsv \
-	  --valid kgfm/out/data-rules/valid.tsv --motifs $${n%-seed*} --seed $${n##*-seed} \
+.PRECIOUS: kgfm/out/data-rules%/manifest.json
+# each seed draws its own rule KGs (train and test) and trains on them
+kgfm/out/rules/%.json: kgfm/configs/rules.yaml kgfm/out/data-rules$$(lastword $$(subst -seed, ,$$*))/manifest.json
+	n=$*; d=kgfm/out/data-rules$${n##*-seed}; $(PAPERKIT) kgfm-motif --config $< --train $$d/train.tsv \
+	  --train-queries $$d/train_queries.tsv --valid $$d/valid.tsv --motifs $${n%-seed*} --seed $${n##*-seed} \
 	  --run-dir kgfm/out/rules/$*-run --resume -q > /dev/null
-	$(PAPERKIT) kgfm-eval --model kgfm/out/rules/$*-run/model.pt --graph kgfm/out/data-rules/test_graph.tsv \
-	  --queries kgfm/out/data-rules/test.tsv -o $@ -q
+	n=$*; d=kgfm/out/data-rules$${n##*-seed}; $(PAPERKIT) kgfm-eval --model kgfm/out/rules/$*-run/model.pt \
+	  --graph $$d/test_graph.tsv --queries $$d/test.tsv -o $@ -q
 
 kgfm/out/table1.md: $(KGFM_T1)
 	$(KGFM_PY) kgfm/summarize.py table1 kgfm/out > $@

@@ -16,7 +16,7 @@ def data(tmp_path_factory):
     from paperkit.methods.kgfm.generators import rules
 
     d = tmp_path_factory.mktemp("kgfm")
-    gen = rules(0, families=2, generations=2)
+    gen = rules(0, entities=100, types=8, relations=10, n_rules=3)
     for name, rows in gen.splits.items():
         write_triples(d / f"{name}.tsv", rows)
     return d
@@ -41,9 +41,24 @@ def test_gen_lift_wl_pipeline_and_same_bytes(pk, tmp_path):
     assert rows[0] == "family,kind,name,color" and any(",link," in x for x in rows)
 
 
+def test_gen_rules_writes_zero_shot_splits(pk, tmp_path):
+    r = pk("kgfm-gen", "--kind", "rules", "--entities", "100", "--types", "8", "--relations", "10", "--rules", "3",
+           "--run-dir", tmp_path / "r", "-q")
+    assert r.exit_code == 0, r.stderr
+    for f in ("train", "train_queries", "valid", "test_graph", "test"):
+        assert (tmp_path / "r" / f"{f}.tsv").stat().st_size > 0, f
+    assert (tmp_path / "r" / "labels.csv").read_text().splitlines()[0] == \
+        "graph,relation,rule,head_type,tail_type,facts"
+    r = pk("kgfm-gen", "--kind", "rules", "--entities", "20", "--types", "3", "--relations", "2", "--rules", "9",
+           "--run-dir", tmp_path / "bad")
+    _one_line(r, 2)
+    assert "--rules" in r.stderr
+
+
 def test_motif_train_eval_and_refusals(pk, data, tmp_path):
     run = tmp_path / "run"
-    r = pk("kgfm-motif", "--train", data / "train.tsv", "--valid", data / "valid.tsv", "--motifs", "f2", "--dim", "8",
+    r = pk("kgfm-motif", "--train", data / "train.tsv", "--train-queries", data / "train_queries.tsv", "--valid",
+           data / "valid.tsv", "--motifs", "f2", "--dim", "8",
            "--layers", "2", "--epochs", "1", "--neg", "8", "--batch-size", "64", "--run-dir", run, "-q")
     assert r.exit_code == 0, r.stderr
     line = json.loads(r.stdout)
@@ -68,7 +83,7 @@ def _one_line(r, code):
 def bad(tmp_path_factory):
     d = tmp_path_factory.mktemp("bad")
     files = {"two.tsv": "a\tr\n", "empty.tsv": "", "latin1.tsv": "a\tr\t\xe9\n".encode("latin-1"), "good.tsv": GOOD,
-             "newrel.tsv": "a\tr\tb\n", "unseen.tsv": "a\tr\tb\n", "notpt.pt": b"\x00garbage"}
+             "newrel.tsv": "a\tz\tb\n", "unseen.tsv": "a\tr\tb\n", "notpt.pt": b"\x00garbage"}
     for name, data in files.items():
         (d / name).write_bytes(data if isinstance(data, bytes) else data.encode())
     return d
@@ -94,6 +109,9 @@ def test_bad_options_and_inputs(pk, bad, data, tmp_path):
     assert f"would enumerate {size} hyperedges" in r.stderr and f"pass --max-hyperedges {size}" in r.stderr
     _one_line(pk("kgfm-motif", "--train", g, "--neg", "0", "--run-dir", run), 2)
     _one_line(pk("kgfm-motif", "--train", g, "--motifs", "bogus", "--run-dir", run), 2)
+    r = pk("kgfm-motif", "--train", g, "--train-queries", bad / "newrel.tsv", "--run-dir", run)
+    _one_line(r, 3)
+    assert "newrel.tsv" in r.stderr and not run.exists()
     _one_line(pk("kgfm-motif", "--init", bad / "notpt.pt", "--train", g, "--run-dir", tmp_path / "r2"), 3)
     assert not (tmp_path / "r2").exists()
 

@@ -9,27 +9,39 @@ from paperkit_cli import options
 SETTINGS = "paperkit.methods.kgfm.run:GenSettings"
 
 
-@options.command("kgfm-gen", short_help="Generate ConnectHub(k), F2-vs-F3 search or Metafam-style rule KGs.")
+@options.command("kgfm-gen", short_help="Generate ConnectHub(k), F2-vs-F3 search or typed rule KGs for zero-shot.")
 @click.option("--kind", type=click.Choice(["connecthub", "search", "rules"]), default="connecthub", show_default=True,
               help="connecthub: the Table 1 task; search: a small KG where F2 ties two relations F3 separates; "
-                   "rules: family KGs, test graph with new relation names.")
+                   "rules: typed KGs with two-hop composition rules; a test KG with new relation names and "
+                   "held-out rules.")
 @click.option("--k", type=click.IntRange(2, 6), default=2, show_default=True,
               help="connecthub: the largest star both relation groups share (hub has k+1 relations).")
 @click.option("--graphs", type=click.IntRange(2, 50), default=5, show_default=True,
               help="connecthub: number of graphs (|R_H| = k+1, k+2, ...), split 70/30 by graph.")
-@click.option("--families", type=click.IntRange(1, 200), default=6, show_default=True,
-              help="rules: family trees per graph.")
-@click.option("--generations", type=click.IntRange(1, 6), default=3, show_default=True,
-              help="rules: generations per family tree.")
+@click.option("--entities", type=click.IntRange(20, 100_000), default=400, show_default=True,
+              help="rules: entities per graph (spread evenly over the types).")
+@click.option("--types", type=click.IntRange(3, 1000), default=10, show_default=True,
+              help="rules: entity types; each relation links one type to another.")
+@click.option("--relations", type=click.IntRange(2, 1000), default=16, show_default=True,
+              help="rules: base relations per graph (random, fan-out 2).")
+@click.option("--rules", type=click.IntRange(1, 100), default=6, show_default=True,
+              help="rules: derived relations per graph, each r1(x, y) and r2(y, z) => q(x, z).")
 @options.seed_option
 @options.run_dir_options
-def cli(kind, k, graphs, families, generations, seed, run_dir, resume, force):
+def cli(kind, k, graphs, entities, types, relations, rules, seed, run_dir, resume, force):
     """Write a synthetic KG as TSV triples with labels and metadata.
 
-    Writes to DIR: train.tsv (and test.tsv for connecthub; valid.tsv, test_graph.tsv, test.tsv for rules),
-    labels.csv (connecthub: split, graph, head, relation, tail, label; search: query, a, b; rules: relation,
-    test_name) and meta.json. ConnectHub's hub receives every R_H relation; centres receive stars of 2..k
-    relations of R_H or R_N from u, and r0(u, c); label 1 for R_H centres.
+    Writes to DIR: train.tsv (and test.tsv for connecthub; train_queries.tsv, valid.tsv, test_graph.tsv,
+    test.tsv for rules), labels.csv (connecthub: split, graph, head, relation, tail, label; search: query,
+    a, b; rules: graph, relation, rule, head_type, tail_type, facts) and meta.json. ConnectHub's hub receives
+    every R_H relation; centres receive stars of 2..k relations of R_H or R_N from u, and r0(u, c); label 1
+    for R_H centres.
+
+    Rules: two connected KGs (train, test) drawn independently: entities of --types types, random base
+    relations, and --rules derived relations q = r1 . r2 (inverses allowed), each the only two-hop route
+    between its head and tail types. One fact of each derived relation joins the message graph (train.tsv,
+    test_graph.tsv); the others are the queries (train_queries.tsv, valid.tsv, test.tsv), all at two hops or
+    more. The test KG's relations have new names and its rules are its own (zero-shot).
 
     \b
     Examples:

@@ -12,7 +12,11 @@ SETTINGS = "paperkit.methods.kgfm.run:MotifSettings"
 
 @options.command("kgfm-motif", short_help="Train MOTIF on a KG: filtered MRR/Hits@k, or link accuracy with labels.")
 @click.option("--train", required=True, type=click.Path(dir_okay=False), metavar="TSV",
-              help="Training triples (head<TAB>relation<TAB>tail); also the message graph.")
+              help="Training triples (head<TAB>relation<TAB>tail): the message graph, and the training queries "
+                   "unless --train-queries is given.")
+@click.option("--train-queries", default=None, type=click.Path(dir_okay=False), metavar="TSV",
+              help="Triples to train on, over --train's entities and relations (InGram's msg/sup split); a query "
+                   "present in the graph is hidden from it while it is asked.")
 @click.option("--valid", default=None, type=click.Path(dir_okay=False), metavar="TSV",
               help="Validation triples: filtered MRR after every epoch.")
 @click.option("--test", default=None, type=click.Path(dir_okay=False), metavar="TSV",
@@ -38,7 +42,7 @@ SETTINGS = "paperkit.methods.kgfm.run:MotifSettings"
 @options.seed_option
 @options.device_option
 @options.run_dir_options
-def cli(train, valid, test, labels, motifs, dim, layers, dropout, neg, epochs, batch_size, lr, temperature,
+def cli(train, train_queries, valid, test, labels, motifs, dim, layers, dropout, neg, epochs, batch_size, lr, temperature,
         stop_accuracy, init, max_hyperedges, seed, device, run_dir, resume, force):
     """Train MOTIF: relation encoder (HCNet over LIFT_F(G), or ULTRA's for --motifs ultra) and NBFNet over G.
 
@@ -51,7 +55,7 @@ def cli(train, valid, test, labels, motifs, dim, layers, dropout, neg, epochs, b
 
     \b
     Examples:
-      $ paperkit kgfm-motif --train data/rules/train.tsv --valid data/rules/valid.tsv --motifs f3 --run-dir runs/f3
+      $ paperkit kgfm-motif --train data/rules/train.tsv --train-queries data/rules/train_queries.tsv --valid data/rules/valid.tsv --motifs f3 --run-dir runs/f3
       $ paperkit kgfm-motif --train data/ch2/train.tsv --test data/ch2/test.tsv --labels data/ch2/labels.csv --motifs star3 --run-dir runs/ch2
     """
     import json
@@ -78,6 +82,6 @@ def cli(train, valid, test, labels, motifs, dim, layers, dropout, neg, epochs, b
     else:
         options.report(f"kgfm-motif --motifs {motifs}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else
                                                                      f"{k} {v}" for k, v in res.metrics.items()))
-    inputs_files = [p for p in (train, valid, test, labels, init) if p]
+    inputs_files = [p for p in (train, train_queries, valid, test, labels, init) if p]
     runtime.write_manifest(run_dir=run.path, seed=seed, inputs=inputs_files)
     options.echo_data(json.dumps({"run_dir": str(run.path), **res.metrics}))

@@ -8,7 +8,15 @@ import pytest
 from paperkit.core.errors import UsageError
 from paperkit.methods.kgfm.data import Graph, build_vocab, encode
 from paperkit.methods.kgfm.generators import connecthub_graph, search_f2_f3
-from paperkit.methods.kgfm.lift import Lift, _binary, incidence, lift, lift_bruteforce
+from paperkit.methods.kgfm.lift import (
+    Lift,
+    _binary,
+    _binary_pairs,
+    incidence,
+    lift,
+    lift_bruteforce,
+    relation_sets,
+)
 from paperkit.methods.kgfm.wl import entity_colors, relation_colors
 
 
@@ -79,11 +87,11 @@ def test_ultra_degree_weights_hand_case():
     # v0 heads r0 and r1 (head degree 2), v1 heads r1 only: h2h(r0, r1) = 1/2, h2h(r1, r1) = 1/2 + 1.
     g = Graph(np.array([[0, 0, 2], [0, 1, 3], [1, 1, 2]]), 4, 1)
     Eh, Et = incidence(g)
-    e, w = _binary(Eh, Et, "h2h", ultra=True)
+    e, w = _binary(Eh, Et, "h2h")
     got = {tuple(x): y for x, y in zip(e.tolist(), w.tolist(), strict=True)}
     assert got == pytest.approx({(0, 0): 0.5, (0, 1): 0.5, (1, 0): 0.5, (1, 1): 1.5})
     # h2t(r1, r0): v1? no; the tails are v2 (r0, r1) and v3 (r1), heads v0, v1: no entity is both
-    assert len(_binary(Eh, Et, "h2t", ultra=True)[0]) == 0
+    assert len(_binary(Eh, Et, "h2t")[0]) == 0
 
 
 def _connecthub(k):
@@ -135,11 +143,11 @@ def _partition(colors):
 def test_swapping_t2h_for_h2t_keeps_colours():
     """Prop. 6.2: t2h is isomorphic to h2t (positions swapped), so the WL partition is the same."""
     g = random_kg(3, n=20, n_rel=4, m=30)
-    Eh, Et = incidence(g)
+    heads, tails = relation_sets(g)
     base = lift(g, "f2")
     swapped = Lift(base.n_rel2, dict(base.edges), dict(base.weights))
     del swapped.edges["h2t"]
-    swapped.edges["t2h"] = _binary(Eh, Et, "t2h", ultra=False)[0]
+    swapped.edges["t2h"] = _binary_pairs(tails, heads, g.n_rel2)
     for q in range(g.n_rel2):
         assert _partition(relation_colors(base, q)) == _partition(relation_colors(swapped, q))
     assert relation_colors(base, 0).tolist() == relation_colors(base, 0).tolist()  # stable hashing

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from paperkit.methods.kgfm.data import Graph, build_vocab, encode, filter_sets
-from paperkit.methods.kgfm.generators import connecthub, rules
+from paperkit.methods.kgfm.generators import connecthub, rule_graph, rules
 from paperkit.methods.kgfm.lift import lift
 from paperkit.methods.kgfm.model import ModelConfig, MotifModel
 from paperkit.methods.kgfm.train import (
@@ -17,6 +17,7 @@ from paperkit.methods.kgfm.train import (
     train_classifier,
     train_ranking,
 )
+from paperkit.methods.kgfm.wl import relation_colors
 
 
 def small_kg(seed, n=15, n_rel=3, m=30):
@@ -115,15 +116,17 @@ def test_connecthub2_table1(family, seed, check):
     assert time.process_time() - t < 120
 
 
-def _rules_mrr(family, seed, epochs):
-    gen = rules(seed, families=4, generations=3)
+def _rules_mrr(family, seed, epochs, dim, layers, **scale):
+    """Train on the rule KG's training graph (its derived facts as queries), rank the test KG's hidden facts
+    zero-shot: new relation names, new types, held-out rules."""
+    gen = rules(seed, **scale)
     torch.manual_seed(seed)
-    model = MotifModel(ModelConfig(family=family, dim=32, layers=4, dropout=0.0))
+    model = MotifModel(ModelConfig(family=family, dim=dim, layers=layers, dropout=0.0))
     v_tr = build_vocab(gen.splits["train"])
-    tr = encode(gen.splits["train"], v_tr)
+    tr, tq = encode(gen.splits["train"], v_tr), encode(gen.splits["train_queries"], v_tr)
     g_tr = Graph.from_triples(tr, v_tr.n_entities, v_tr.n_relations)
     gt = GraphTensors.build(g_tr, lift(g_tr, family), model.types)
-    train_ranking(model, gt, tr, filter_sets(tr, n_relations=v_tr.n_relations), epochs=epochs, batch_size=16,
+    train_ranking(model, gt, tq, filter_sets(tr, tq, n_relations=v_tr.n_relations), epochs=epochs, batch_size=16,
                   n_neg=32, lr=5e-3, seed=seed)
     v_te = build_vocab(gen.splits["test_graph"])
     te_graph, te_q = encode(gen.splits["test_graph"], v_te), encode(gen.splits["test"], v_te)
@@ -133,10 +136,29 @@ def _rules_mrr(family, seed, epochs):
 
 
 @pytest.mark.heavy
-def test_rules_zero_shot_f3_f2_beat_none():
-    mrr = {f: _rules_mrr(f, 0, 4) for f in ("none", "f2", "f3")}
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rules_zero_shot_f3_f2_beat_none(seed):
+    """The example's scale (configs/rules.yaml, the generator's defaults): f3 >= f2 - 0.02 >= ..., both >= 3x none."""
+    mrr = {f: _rules_mrr(f, seed, 2, 32, 4) for f in ("none", "f2", "f3")}
     assert mrr["f3"] >= mrr["f2"] - 0.02, mrr
     assert min(mrr["f2"], mrr["f3"]) >= 3 * mrr["none"], mrr
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rules_route_separated_by_the_lift_not_without(seed):
+    """Scaled down for CI (no training): what the zero-shot claim rests on. Conditioned on q, the WL colours of
+    LIFT_F2 and LIFT_F3 give each of q's rule relations r1, r2 a class of its own, while without motifs both tie
+    with every other relation (and inverse) of the graph."""
+    g = rule_graph(np.random.default_rng(seed), "x:", entities=120, types=10, relations=12, rules=4)
+    rows = g.base + [facts[0] for facts in g.derived.values()]
+    v = build_vocab(rows)
+    graph = Graph.from_triples(encode(rows, v), v.n_entities, v.n_relations)
+    names = v.relations + [f"{n}^-1" for n in v.relations]
+    for family, class_size in (("none", graph.n_rel2 - 1), ("f2", 1), ("f3", 1)):
+        lf = lift(graph, family)
+        for q, rule in g.rules.items():
+            colors = relation_colors(lf, names.index(q))
+            assert [int((colors == colors[names.index(r)]).sum()) for r in rule] == [class_size] * 2, (family, q)
 
 
 def test_filter_mask_marks_all_known_answers():

@@ -1,8 +1,9 @@
 """LIFT_F (MOTIF, Sec. 4 and App. B): the relational hypergraph whose nodes are the relations of G (inverses
 included) and whose hyperedges are the homomorphic images of each motif of the family F.
 
-Binary motifs come from sparse incidence products, 3-path motifs from the (head, relation, tail) contraction
-of the sparse incidences (a compiled walk over their CSR rows), k-stars from the tail set of every entity. Homomorphism semantics: relations (and entities)
+Binary motifs are the supports of incidence products E_a^T E_b (over the boolean semiring, on bit-packed rows;
+ULTRA's weighted ones by ``scipy.sparse``), 3-path motifs the support of the (head, relation, tail) contraction
+of the incidences (one compiled walk over the edges), k-stars the tuples over the tail set of every entity. Homomorphism semantics: relations (and entities)
 may repeat. ``lift_bruteforce`` enumerates homomorphisms edge by edge: the reference the tests and the
 benchmark compare with.
 """
@@ -87,93 +88,155 @@ def _pairs(M: sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
     return np.stack([M.row[keep], M.col[keep]], axis=1)[order].astype(np.int64), M.data[keep][order]
 
 
-def _binary(Eh: sp.csr_matrix, Et: sp.csr_matrix, name: str, ultra: bool) -> tuple[np.ndarray, np.ndarray]:
+def _binary(Eh: sp.csr_matrix, Et: sp.csr_matrix, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """ULTRA's weighted binary motif: the product of the incidences with each entity weighted by its inverse
+    degree, 1/(number of relations it takes part in at that end), in every relation pair it links."""
     A = Eh if name[0] == "h" else Et
     B = Eh if name[2] == "h" else Et
-    if ultra:
-        # ULTRA's inverse entity degree: each entity contributes 1/(number of relations it takes part in
-        # at that end) to every relation pair it links.
-        deg = np.asarray(A.sum(axis=1)).ravel()
-        A = sp.diags(np.divide(1.0, deg, out=np.zeros_like(deg), where=deg > 0)) @ A
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    A = sp.diags(np.divide(1.0, deg, out=np.zeros_like(deg), where=deg > 0)) @ A
     return _pairs(A.T @ B)
 
 
-def _paths(graph: Graph, Eh: sp.csr_matrix, Et: sp.csr_matrix) -> dict[str, np.ndarray]:
-    """The four 3-path motifs: (r1, r2, r3) for every middle edge r2(x, y), r1 meeting x at its PATH_ENDS[0]
-    end and r3 meeting y at its PATH_ENDS[1] end.
-
-    Each is the support of the contraction T[r1, r2, r3] = sum_(x, r2, y) E1[x, r1] E3[y, r3] of the sparse
-    incidences, walked by one compiled pass over the middle edges (sorted by relation, then head) instead of
-    being built as a matrix: per (r2, x) the union of the tails' relation sets as bit words, given to every r1
-    at x."""
-    order = np.lexsort((graph.edges[:, 0], graph.edges[:, 1]))
-    x, r2, y = (np.ascontiguousarray(graph.edges[order, i]) for i in range(3))
-    n = graph.n_rel2
-    keys, counts = _path_keys(x, r2, y, Eh.indptr, Eh.indices, Et.indptr, Et.indices, _bitmasks(Eh),
-                              _bitmasks(Et), n)
-    out = {}
-    for j, name in enumerate(PATHS):  # kernel order: tfh, tft, hft, hfh
-        k = keys[j, :counts[j]]  # ordered by (r2, r1, r3): a stable sort by r1 alone orders them by (r1, r2, r3)
-        r1 = k // (n * n)
-        k = k[np.argsort(r1.astype(np.int32 if n > 32767 else np.int16), kind="stable")]  # radix sort
-        out[name] = np.stack([k // (n * n), k // n % n, k % n], axis=1)
-    return out
-
-
-def _bitmasks(M: sp.csr_matrix) -> np.ndarray:
-    """(rows, ceil(cols / 64)) uint64: each row's set of columns as bits."""
-    rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
-    out = np.zeros((M.shape[0], (M.shape[1] + 63) // 64), dtype=np.uint64)
-    np.bitwise_or.at(out, (rows, M.indices // 64), np.left_shift(np.uint64(1), (M.indices % 64).astype(np.uint64)))
-    return out
+def relation_sets(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """Each entity's relations at the head end and at the tail end, as (entities, ceil(2|R| / 64)) bit words:
+    the rows of the incidences E_h and E_t, packed."""
+    words = (graph.n_rel2 + 63) // 64
+    h, r, t = (np.ascontiguousarray(graph.edges[:, i]) for i in range(3))
+    return _pack(h, r, graph.n_entities, words), _pack(t, r, graph.n_entities, words)
 
 
 @njit(cache=True)
-def _path_keys(x, r2, y, hptr, hidx, tptr, tidx, hmask, tmask, n):  # pragma: no cover - compiled
-    """Distinct keys (r1 * n + r2) * n + r3 of tfh, tft, hft, hfh (rows of the result, ``counts`` long);
-    edges sorted by (r2, x)."""
+def _pack(ent, rel, n_ent, words):  # pragma: no cover - compiled
+    out = np.zeros((n_ent, words), np.uint64)
+    for i in range(len(ent)):
+        out[ent[i], rel[i] >> 6] |= np.uint64(1) << np.uint64(rel[i] & 63)
+    return out
+
+
+# Index of a 64-bit word's lowest set bit by de Bruijn multiplication (numba has no count-trailing-zeros).
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN_INDEX = np.zeros(64, np.int64)
+for _i in range(64):
+    _DEBRUIJN_INDEX[((1 << _i) * 0x03F79D71B4CB0A89 % (1 << 64)) >> 58] = _i
+
+
+@njit(cache=True)
+def _bits(words, row, out):  # pragma: no cover - compiled
+    """The set bits of ``words[row]`` in increasing order into ``out``; returns how many."""
+    n = 0
+    for w in range(words.shape[1]):
+        b = words[row, w]
+        while b:
+            low = b & (~b + np.uint64(1))
+            out[n] = w * 64 + _DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]
+            n += 1
+            b ^= low
+    return n
+
+
+@njit(cache=True)
+def _binary_pairs(A, B, n):  # pragma: no cover - compiled
+    """Support of E_A^T E_B over the boolean semiring, rows (r_a, r_b) in order: every entity adds its B set to
+    the row of each relation in its A set."""
+    acc = np.zeros((n, A.shape[1]), np.uint64)
+    ra = np.empty(n, np.int64)
+    for v in range(A.shape[0]):
+        for i in range(_bits(A, v, ra)):
+            for w in range(A.shape[1]):
+                acc[ra[i], w] |= B[v, w]
+    total = 0
+    for r in range(n):
+        for w in range(acc.shape[1]):
+            b = acc[r, w]
+            while b:
+                b &= b - np.uint64(1)
+                total += 1
+    out = np.empty((total, 2), np.int64)
+    rb = np.empty(n, np.int64)
+    m = 0
+    for r in range(n):
+        for i in range(_bits(acc, r, rb)):
+            out[m, 0] = r
+            out[m, 1] = rb[i]
+            m += 1
+    return out
+
+
+def _paths(graph: Graph, head_sets: np.ndarray, tail_sets: np.ndarray) -> dict[str, np.ndarray]:
+    """The four 3-path motifs: (r1, r2, r3) for every middle edge r2(x, y), r1 meeting x at its PATH_ENDS[0]
+    end and r3 meeting y at its PATH_ENDS[1] end.
+
+    Each is the support of the contraction T[r1, r2, r3] = sum_(x, r2, y) E1[x, r1] E3[y, r3] of the
+    incidences, walked by one compiled pass over the middle edges sorted by (relation, head) instead of being
+    built as a tensor: per (r2, x) the union of the tails' relation sets, given to every r1 at x."""
+    order = np.lexsort((graph.edges[:, 0], graph.edges[:, 1]))
+    x, r2, y = (np.ascontiguousarray(graph.edges[order, i]) for i in range(3))
+    return dict(zip(PATHS, _path_motifs(x, r2, y, head_sets, tail_sets, graph.n_rel2), strict=True))
+
+
+@njit(cache=True)
+def _path_motifs(x, r2, y, hmask, tmask, n):  # pragma: no cover - compiled
+    """tfh, tft, hft, hfh as (m, 3) arrays of (r1, r2, r3) in lexicographic order; edges sorted by (r2, x).
+
+    Per r2 the (r1, r3) bits are read out in (r1, r3) order, so the found triples come in (r2, r1, r3) order;
+    a counting sort by r1 (stable) puts them in (r1, r2, r3) order."""
     words = hmask.shape[1]
     acc = np.zeros((4, n, words), np.uint64)
-    out = np.empty((4, 1024), np.int64)
+    found = np.empty((4, 4096, 3), np.int32)  # (r2, r1, r3) in the order found, grown by doubling
     counts = np.zeros(4, np.int64)
+    per_r1 = np.zeros((4, n), np.int64)
     uh = np.zeros(words, np.uint64)
     ut = np.zeros(words, np.uint64)
+    rel = np.empty(n, np.int64)
     i = 0
     while i < len(x):
         r = r2[i]
         while i < len(x) and r2[i] == r:
             v = x[i]
-            for w in range(words):
-                uh[w] = 0
-                ut[w] = 0
+            uh[:] = 0
+            ut[:] = 0
             while i < len(x) and r2[i] == r and x[i] == v:
                 for w in range(words):
                     uh[w] |= hmask[y[i], w]
                     ut[w] |= tmask[y[i], w]
                 i += 1
-            for a in range(tptr[v], tptr[v + 1]):  # r1 meets x at its tail: tfh, tft
+            for a in range(_bits(tmask, v, rel)):  # r1 meets x at its tail: tfh, tft
                 for w in range(words):
-                    acc[0, tidx[a], w] |= uh[w]
-                    acc[1, tidx[a], w] |= ut[w]
-            for a in range(hptr[v], hptr[v + 1]):  # r1 meets x at its head: hft, hfh
+                    acc[0, rel[a], w] |= uh[w]
+                    acc[1, rel[a], w] |= ut[w]
+            for a in range(_bits(hmask, v, rel)):  # r1 meets x at its head: hft, hfh
                 for w in range(words):
-                    acc[2, hidx[a], w] |= ut[w]
-                    acc[3, hidx[a], w] |= uh[w]
+                    acc[2, rel[a], w] |= ut[w]
+                    acc[3, rel[a], w] |= uh[w]
         for j in range(4):  # read out this r2's (r1, r3) bits and clear them
             for r1 in range(n):
-                for w in range(words):
-                    bits = acc[j, r1, w]
-                    while bits:
-                        low = bits & (~bits + np.uint64(1))
-                        if counts[j] == out.shape[1]:
-                            grown = np.empty((4, 2 * out.shape[1]), np.int64)
-                            grown[:, :out.shape[1]] = out
-                            out = grown
-                        out[j, counts[j]] = (r1 * n + r) * n + w * 64 + int(np.log2(np.float64(low)))
-                        counts[j] += 1
-                        bits ^= low
-                    acc[j, r1, w] = 0
-    return out, counts
+                m = _bits(acc[j], r1, rel)
+                if counts[j] + m > found.shape[1]:
+                    grown = np.empty((4, 2 * found.shape[1] + m, 3), np.int32)
+                    grown[:, :found.shape[1]] = found
+                    found = grown
+                for c in range(m):
+                    found[j, counts[j] + c, 0] = r
+                    found[j, counts[j] + c, 1] = r1
+                    found[j, counts[j] + c, 2] = rel[c]
+                counts[j] += m
+                per_r1[j, r1] += m
+                acc[j, r1, :] = 0
+    out = []
+    for j in range(4):
+        start = np.zeros(n, np.int64)
+        for r1 in range(1, n):
+            start[r1] = start[r1 - 1] + per_r1[j, r1 - 1]
+        e = np.empty((counts[j], 3), np.int64)
+        for m in range(counts[j]):
+            r1 = found[j, m, 1]
+            e[start[r1], 0] = r1
+            e[start[r1], 1] = found[j, m, 0]
+            e[start[r1], 2] = found[j, m, 2]
+            start[r1] += 1
+        out.append(e)
+    return out
 
 
 def star_size(graph: Graph, k: int) -> int:
@@ -211,21 +274,21 @@ def lift(graph: Graph, family: str, *, max_hyperedges: int | None = 5_000_000) -
     """LIFT_F(G) for a family name; a star lift over ``max_hyperedges`` tuples is refused up front."""
     types = motif_types(family)
     out = Lift(graph.n_rel2)
-    Eh, Et = incidence(graph)
-    paths = _paths(graph, Eh, Et) if PATHS[0] in types else {}
+    if family == "ultra":  # weighted: the products of the sparse incidences
+        for name in types:
+            out.edges[name], out.weights[name] = _binary(*incidence(graph), name)
+        return out
+    check_star_size(graph, family, max_hyperedges)
+    sets = dict(zip("ht", relation_sets(graph), strict=True))
+    paths = _paths(graph, sets["h"], sets["t"]) if PATHS[0] in types else {}
     for name in types:
         if name in BINARY:
-            e, w = _binary(Eh, Et, name, ultra=family == "ultra")
+            out.edges[name] = _binary_pairs(sets[name[0]], sets[name[2]], graph.n_rel2)
         elif name in PATHS:
-            e = paths[name]
-            w = np.ones(len(e))
+            out.edges[name] = paths[name]
         else:
-            k = int(name[4:])
-            check_star_size(graph, family, max_hyperedges)
-            e = _star(Et, k)
-            w = np.ones(len(e))
-        out.edges[name] = e
-        out.weights[name] = w if family == "ultra" else np.ones(len(e))
+            out.edges[name] = _star(incidence(graph)[1], int(name[4:]))
+        out.weights[name] = np.ones(len(out.edges[name]))
     return out
 
 

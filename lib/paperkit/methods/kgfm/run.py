@@ -34,8 +34,10 @@ class GenSettings:
     kind: str = "connecthub"
     k: int = 2
     graphs: int = 5
-    families: int = 6
-    generations: int = 3
+    entities: int = 400
+    types: int = 10
+    relations: int = 16
+    rules: int = 6
     seed: int = 0
 
 
@@ -45,7 +47,7 @@ def execute_gen(s: GenSettings) -> generators.Generated:
             raise UsageError("--graphs must be at least 2 (ConnectHub splits 70/30 by graph)")
         return generators.connecthub(s.k, s.graphs, s.seed)
     if s.kind == "rules":
-        return generators.rules(s.seed, families=s.families, generations=s.generations)
+        return generators.rules(s.seed, entities=s.entities, types=s.types, relations=s.relations, n_rules=s.rules)
     found = generators.search_f2_f3(s.seed)
     if found is None:
         raise UsageError(f"--kind search found no F2-tied, F3-separated pair with --seed {s.seed}; try another seed")
@@ -145,6 +147,7 @@ def _index(names: list[str], name: str, flag: str, what: str, path: str) -> int:
 @dataclass(frozen=True)
 class MotifSettings:
     train: str = ""
+    train_queries: str | None = None
     valid: str | None = None
     test: str | None = None
     labels: str | None = None
@@ -168,6 +171,7 @@ class MotifSettings:
 class MotifInputs:
     settings: MotifSettings
     train: LoadedGraph
+    queries: np.ndarray  # the training queries (--train-queries, else every triple of --train)
     valid: np.ndarray | None
     test: np.ndarray | None
     test_graph: LoadedGraph | None
@@ -230,13 +234,13 @@ def prepare_motif(s: MotifSettings) -> MotifInputs:
     if s.labels:
         test_graph = load_graph(s.test) if s.test else None
         links = _read_links(s.labels, {"train": tr, **({"test": test_graph} if test_graph else {})})
-        return MotifInputs(s, tr, None, None, test_graph, links, init)
-    valid = encode(read_triples(s.valid), tr.vocab, s.valid) if s.valid else None
-    test = encode(read_triples(s.test), tr.vocab, s.test) if s.test else None
-    for arr, src in ((valid, s.valid), (test, s.test)):
+        return MotifInputs(s, tr, tr.triples, None, None, test_graph, links, init)
+    queries, valid, test = (encode(read_triples(p), tr.vocab, p) if p else None
+                            for p in (s.train_queries, s.valid, s.test))
+    for arr, src in ((queries, s.train_queries), (valid, s.valid), (test, s.test)):
         if arr is not None:
             check_conditionable(arr, tr.graph, tr.vocab, src)
-    return MotifInputs(s, tr, valid, test, None, {}, init)
+    return MotifInputs(s, tr, tr.triples if queries is None else queries, valid, test, None, {}, init)
 
 
 @dataclass
@@ -293,7 +297,7 @@ def execute_motif(inputs: MotifInputs, run: Any, progress: Any = default_progres
     s = inputs.settings
     model, gt = _model_and_tensors(s, inputs.train, inputs.init_state)
     R = inputs.train.vocab.n_relations
-    splits = [x for x in (inputs.train.triples, inputs.valid, inputs.test) if x is not None]
+    splits = [x for x in (inputs.train.triples, inputs.queries, inputs.valid, inputs.test) if x is not None]
     filters = filter_sets(*splits, n_relations=R)
 
     def compute() -> dict:
@@ -308,7 +312,7 @@ def execute_motif(inputs: MotifInputs, run: Any, progress: Any = default_progres
                                    lr=s.lr, seed=s.seed, stop_accuracy=s.stop_accuracy or None, on_epoch=on_epoch)
             for epoch in range(0 if inputs.links else s.epochs):
                 row: dict[str, Any] = {"epoch": epoch}
-                row["loss"] = T.train_ranking(model, gt, inputs.train.triples, filters, epochs=1,
+                row["loss"] = T.train_ranking(model, gt, inputs.queries, filters, epochs=1,
                                               batch_size=s.batch_size, n_neg=s.neg, lr=s.lr, seed=s.seed + epoch,
                                               temperature=s.temperature)[0]
                 if inputs.valid is not None:
