@@ -108,7 +108,7 @@ class FourierUnit(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n, c, h, w = x.shape
-        spec = torch.fft.rfft2(x.float(), norm="ortho")
+        spec = torch.fft.rfft2(x, norm="ortho")
         z = torch.cat([spec.real, spec.imag], dim=1)
         z = F.relu(self.conv(z))
         return torch.fft.irfft2(torch.complex(z[:, :c], z[:, c:]), s=(h, w), norm="ortho")

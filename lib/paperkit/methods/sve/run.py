@@ -146,11 +146,12 @@ def execute_encode(inp: EncodeInputs, run: Any, progress: Any = default_progress
     data = run.cached("train_data", lambda: T.render_dataset(s.seed, s.n_train, s.size, s.max_primitives,
                                                              workers=_loader_workers(s.jobs, s.n_train),
                                                              progress=progress), fmt="npz")
-    fresh = T.build_models(config)
+    def seeded_models(seed: int) -> dict[str, Any]:
+        torch.manual_seed(seed)         # initial weights depend on the seed only, not on earlier work
+        return T.build_models(config)
 
     def fit(key: str, kind: str, seed: int, base: dict | None = None, parts: Any = None) -> dict[str, Any]:
-        module = T.build_models(config)[key]
-        torch.manual_seed(seed)
+        module = seeded_models(seed)[key]
         if base is not None:
             module.load_state_dict(base)
         curves = T.train_encoder(module, data, kind=kind, epochs=s.epochs, batch_size=s.batch_size, lr=s.lr, seed=seed,
@@ -163,18 +164,17 @@ def execute_encode(inp: EncodeInputs, run: Any, progress: Any = default_progress
     else:   # same-size encoder trained on counts only; its heads are then fitted on frozen features
         counts = run.cached("encoder_counts", lambda: fit("global", "counts", s.seed + 1), fmt="pt")
         trunk = {k: v for k, v in counts["state"].items() if k.startswith(("backbone.", "fpn."))}
-        base = {**fresh["encoder"].state_dict(), **trunk}
+        base = {**seeded_models(s.seed)["encoder"].state_dict(), **trunk}
         enc = run.cached("encoder", lambda: fit("encoder", "heads", s.seed, base, T.head_parameters), fmt="pt")
         enc_curves = counts["curves"] + enc["curves"]
     glob = run.cached("global", lambda: fit("global", "counts", s.seed + 2), fmt="pt")
 
     def fit_probe() -> dict[str, Any]:
-        models = T.build_models(config)
+        models = seeded_models(s.seed + 3)
         models["encoder"].load_state_dict(enc["state"])
         models["global"].load_state_dict(glob["state"])
         for m in models.values():
             m.to(dev)
-        torch.manual_seed(s.seed + 3)
         curves = T.train_probe(models["encoder"], models["global"], models["router"], models["probe"], data,
                                epochs=s.probe_epochs, batch_size=4 * s.batch_size, lr=s.lr, grid=s.grid, seed=s.seed + 3,
                                device=dev, progress=progress)
