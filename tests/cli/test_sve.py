@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-TINY = ["--size", "64", "--n-train", "12", "--epochs", "1", "--probe-epochs", "1", "--widths", "8,8,16,16",
-        "--channels", "16", "--grid", "4", "--n-eval", "6", "--batch-size", "6", "-j", "1", "-q"]
+TINY = ["--size", "64", "--n-train", "8", "--epochs", "1", "--probe-epochs", "1", "--widths", "8,8,16,16",
+        "--channels", "16", "--grid", "4", "--n-eval", "6", "--batch-size", "4", "-j", "1", "-q"]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def test_render_same_seed_same_bytes_and_overlays(pk, tmp_path):
 
 def test_encode_resume_then_predict_and_eval_reproduce_metrics(pk, tmp_path):
     run = tmp_path / "run"
-    r = pk("sve-encode", *TINY, "--run-dir", run)
+    r = pk("sve-encode", *TINY, "--router-baselines", "--run-dir", run)
     assert r.exit_code == 0, r.stderr
     summary = json.loads(r.stdout)
     for f in ("model.pt", "metrics.json", "curves.csv", "router_weights.csv", "router_weights.png", "overlay_5.png",
@@ -53,10 +53,12 @@ def test_encode_resume_then_predict_and_eval_reproduce_metrics(pk, tmp_path):
         assert (run / f).is_file(), f
     stored = json.loads((run / "metrics.json").read_text())
     assert summary["map50"] == stored["map50"]
+    assert set(stored["router_baselines"]) == {"equal", "global-only"}
+    assert stored["router_baselines"]["global-only"]["router_weights"] == {}
     # an interrupted run: the probe stage and the outputs are gone; --resume redoes them, same numbers
     for f in ("checkpoints/probe.pt", "manifest.json", "metrics.json", "model.pt"):
         (run / f).unlink()
-    r = pk("sve-encode", *TINY, "--run-dir", run, "--resume")
+    r = pk("sve-encode", *TINY, "--router-baselines", "--run-dir", run, "--resume")
     assert r.exit_code == 0, r.stderr
     assert json.loads((run / "metrics.json").read_text()) == stored
     # the held-out set was rendered from the fixed eval seed: write it and score the model on it again

@@ -45,12 +45,15 @@ SETTINGS = "paperkit.methods.sve.run:EncodeSettings"
               show_default=True, help="Junction heatmap peaks at or above this become junctions.")
 @click.option("--half", is_flag=True, help="Store float16 weights in model.pt (half the size; metrics are those of "
                                           "the stored weights).")
+@click.option("--router-baselines", is_flag=True,
+              help="Also train the probe with the other router modes (on, equal, global-only) on the same frozen "
+                   "encoders; metrics.json gets router_baselines (probe accuracy and router weights per mode).")
 @options.seed_option
 @options.device_option
 @options.jobs_option
 @options.run_dir_options
 def cli(size, n_train, epochs, probe_epochs, batch_size, lr, router, concat, pretrain, max_primitives, widths, channels,
-        grid, eval_path, n_eval, junction_threshold, half, seed, device, jobs, run_dir, resume, force):
+        grid, eval_path, n_eval, junction_threshold, half, router_baselines, seed, device, jobs, run_dir, resume, force):
     """Train on N rendered diagrams and evaluate on the held-out set.
 
     Writes to DIR: model.pt (encoder, global encoder, router, probe, config and the metrics), metrics.json
@@ -97,7 +100,9 @@ def cli(size, n_train, epochs, probe_epochs, batch_size, lr, router, concat, pre
                "boundary_f1": m["boundary"]["f1"], "probe_accuracy": m["probe_accuracy"]["all"],
                "router": router, "pretrain": pretrain}
     options.report_table([{"metric": k, "value": v} for k, v in summary.items() if isinstance(v, float)]
-                         + [{"metric": f"probe {t}", "value": v} for t, v in m["probe_accuracy"].items() if t != "all"],
+                         + [{"metric": f"probe {t}", "value": v} for t, v in m["probe_accuracy"].items() if t != "all"]
+                         + [{"metric": f"probe ({mode} router)", "value": b["probe_accuracy"]["all"]}
+                            for mode, b in m.get("router_baselines", {}).items()],
                          [("metric", "metric", ""), ("value", "value", ".4f")], title=f"held-out metrics ({m['eval_set']})")
     runtime.write_manifest(run_dir=run.path, seed=seed, inputs=[eval_path] if eval_path else [])
     options.echo_data(json.dumps(summary))

@@ -79,6 +79,7 @@ class EncodeSettings:
     n_eval: int = 200
     junction_threshold: float = 0.3
     half: bool = False
+    router_baselines: bool = False
     seed: int = 0
     device: str = "auto"
     jobs: int = 0
@@ -169,8 +170,9 @@ def execute_encode(inp: EncodeInputs, run: Any, progress: Any = default_progress
         enc_curves = counts["curves"] + enc["curves"]
     glob = run.cached("global", lambda: fit("global", "counts", s.seed + 2), fmt="pt")
 
-    def fit_probe() -> dict[str, Any]:
-        models = seeded_models(s.seed + 3)
+    def fit_probe(cfg: dict[str, Any] = config) -> dict[str, Any]:
+        torch.manual_seed(s.seed + 3)
+        models = T.build_models(cfg)
         models["encoder"].load_state_dict(enc["state"])
         models["global"].load_state_dict(glob["state"])
         for m in models.values():
@@ -182,6 +184,17 @@ def execute_encode(inp: EncodeInputs, run: Any, progress: Any = default_progress
                 "probe": {k: v.cpu() for k, v in models["probe"].state_dict().items()}, "curves": curves}
 
     probe = run.cached("probe", fit_probe, fmt="pt")
+    baselines = {}
+    for mode in ([m for m in ROUTER_MODES if m != s.router] if s.router_baselines else []):
+        # The same frozen encoders, only the router differs: the controlled comparison of the claim.
+        cfg = {**config, "router": mode}
+        other = run.cached(f"probe_{mode.replace('-', '_')}", lambda cfg=cfg: fit_probe(cfg), fmt="pt")
+        ms = T.build_models(cfg)
+        for key, st in (("encoder", enc["state"]), ("global", glob["state"]), ("router", other["router"]),
+                        ("probe", other["probe"])):
+            ms[key].load_state_dict(st)
+            ms[key].to(dev).eval()
+        baselines[mode] = T.probe_metrics(ms, inp.eval_data, grid=s.grid, batch_size=64, device=dev)
     models = T.build_models(config)
     for key, state in (("encoder", enc["state"]), ("global", glob["state"]), ("router", probe["router"]),
                        ("probe", probe["probe"])):
@@ -194,6 +207,8 @@ def execute_encode(inp: EncodeInputs, run: Any, progress: Any = default_progress
     metrics = T.evaluate(models, inp.eval_data, grid=s.grid, batch_size=64, device=dev,
                          junction_threshold=s.junction_threshold)
     metrics["eval_set"] = inp.eval_source
+    if baselines:
+        metrics["router_baselines"] = baselines
     state["metrics"] = metrics
     preds, _ = T.predict(models["encoder"], inp.eval_data["images"][:8], batch_size=8, device=dev,
                          junction_threshold=s.junction_threshold)

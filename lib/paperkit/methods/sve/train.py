@@ -355,22 +355,27 @@ def evaluate(models: dict[str, Any], data: dict[str, np.ndarray], *, grid: int, 
     truths = [labels_of(data, i) for i in range(len(data["images"]))]
     det = metrics.mean_average_precision([(p["boxes"], p["classes"], p["scores"]) for p in preds],
                                          [(b, c) for b, c, _ in truths], N_CLASSES)
-    answers, weights = probe_predict(models["encoder"], models["global"], models["router"], models["probe"], data,
-                                     grid=grid, batch_size=batch_size, device=device)
-    router_table = {}
-    for t, name in enumerate(QUESTION_TYPES):
-        m = data["q_type"] == t
-        if m.any():
-            router_table[name] = dict(zip(LEVEL_NAMES, (float(v) for v in weights[m].mean(0)), strict=True))
     return {
         "map50": det["map50"],
         "ap50_per_class": {CLASSES[c]: v for c, v in det["ap_per_class"].items()},
         "junction": metrics.junction_scores([p["junctions"] for p in preds], [j for _, _, j in truths]),
         "boundary": metrics.boundary_scores(edges, data["boundary"]),
-        "probe_accuracy": metrics.probe_accuracy(answers, data["q_answer"], data["q_type"], QUESTION_TYPES),
-        "router_weights": router_table,
+        **probe_metrics(models, data, grid=grid, batch_size=batch_size, device=device),
         "n_images": len(data["images"]), "n_questions": len(data["q_image"]),
     }
+
+
+def probe_metrics(models: dict[str, Any], data: dict[str, np.ndarray], *, grid: int, batch_size: int, device) -> dict:
+    """Probe accuracy per question type and the mean router weight of each level per question type."""
+    answers, weights = probe_predict(models["encoder"], models["global"], models["router"], models["probe"], data,
+                                     grid=grid, batch_size=batch_size, device=device)
+    router_table = {}
+    for t, name in enumerate(QUESTION_TYPES):
+        m = data["q_type"] == t
+        if m.any() and models["router"].mode != "global-only":
+            router_table[name] = dict(zip(LEVEL_NAMES, (float(v) for v in weights[m].mean(0)), strict=True))
+    return {"probe_accuracy": metrics.probe_accuracy(answers, data["q_answer"], data["q_type"], QUESTION_TYPES),
+            "router_weights": router_table}
 
 
 def build_models(config: dict[str, Any]) -> dict[str, Any]:
