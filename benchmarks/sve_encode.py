@@ -59,7 +59,7 @@ def main() -> None:
         data = render_set(1, batch, size=size)
         idx = np.arange(batch)
 
-        def step(data=data):
+        def step(data=data, idx=idx):
             enc.train()
             out = enc(T.images_tensor(data["images"][idx]))
             loss = sum(T.primitive_losses(out, T.targets(data, idx)).values())
@@ -70,7 +70,7 @@ def main() -> None:
         enc.eval()
         x = T.images_tensor(data["images"])
         with torch.no_grad():
-            pred = timed(lambda x=x: T.predict(enc, data["images"], batch_size=batch, device=torch.device("cpu")), reps)
+            pred = timed(lambda d=data: T.predict(enc, d["images"], batch_size=batch, device=torch.device("cpu")), reps)
             fwd = timed(lambda x=x: (enc.router_levels(x), glob.tokens(x, 16)), reps)
             levels = enc.router_levels(x)
             q = glob.tokens(x, 16)

@@ -108,7 +108,7 @@ def test_predict_reads_png_folders(pk, tmp_path, rendered):
     Image.fromarray(img).save(folder / "a_grey.png")
     Image.fromarray(np.stack([img] * 3, -1)).save(folder / "b_rgb.png")
     Image.fromarray(np.dstack([np.stack([img] * 3, -1), np.full_like(img, 255)])).save(folder / "c_rgba.png")
-    Image.fromarray((img.astype(np.uint16) * 257)).save(folder / "d_16bit.png")
+    Image.fromarray(img.astype(np.uint16) * 257).save(folder / "d_16bit.png")
     Image.fromarray(np.pad(img, ((0, 6), (0, 10)), constant_values=255)).save(folder / "e_odd.png")
     r = pk("sve-predict", "--images", folder, "--model", d / "model.pt", "--device", "cpu", "-q")
     assert r.exit_code == 0, r.stderr

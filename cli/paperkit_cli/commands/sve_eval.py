@@ -11,7 +11,8 @@ SETTINGS = "paperkit.methods.sve.run:EvalSettings"
 
 
 @options.command("sve-eval", short_help="Grounding mAP, junction and boundary F1, probe accuracy of a model on an NPZ.")
-@click.option("--data", required=True, metavar="PATH.npz", help="A labelled NPZ written by sve-render.")
+@click.option("--data", required=True, metavar="PATH.npz|NAME",
+              help="A labelled NPZ written by sve-render, or the built-in 'sve-eval200'.")
 @model_option
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=64, show_default=True, help="Images per forward pass.")
 @click.option("-o", "--output", default="-", show_default=True, metavar="PATH", help="Where to write the metrics JSON; '-' is stdout.")
@@ -40,6 +41,8 @@ def cli(data, model, batch_size, output, device, jobs):
         options.echo_data(io.dumps_json(metrics, indent=None))
     else:
         io.write_json(output, metrics)
-    runtime.write_manifest(output=output, inputs=[data])
+    from paperkit.methods.sve.inputs import BUILTIN_DATA
+
+    runtime.write_manifest(output=output, inputs=[BUILTIN_DATA.get(data, data)])
     options.report(f"sve-eval: mAP@0.5 {metrics['map50']:.4f}, junction F1 {metrics['junction']['f1']:.4f}, "
                    f"boundary F1 {metrics['boundary']['f1']:.4f}, probe accuracy {metrics['probe_accuracy']['all']:.4f}")

@@ -11,8 +11,8 @@ SETTINGS = "paperkit.methods.sve.run:PredictSettings"
 
 
 @options.command("sve-predict", short_help="Detect primitives and junctions in diagrams (JSON lines per image).")
-@click.option("--images", required=True, metavar="DIR|PATH.npz",
-              help="A folder of PNG/JPEG diagrams (greyscale or RGB; RGBA composited on white; 16-bit scaled; at "
+@click.option("--images", required=True, metavar="DIR|PATH.npz|NAME",
+              help="The built-in 'sve-eval200' (the shipped 200-image labelled set), a folder of PNG/JPEG diagrams (greyscale or RGB; RGBA composited on white; 16-bit scaled; at "
                    "least 64 px a side) or an NPZ with an 'images' array (uint8, or floats in [0, 1]).")
 @model_option
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=32, show_default=True, help="Images per forward pass.")
@@ -35,7 +35,7 @@ def cli(images, model, batch_size, score_threshold, boundary_dir, metrics_path, 
 
     \b
     Examples:
-      $ paperkit sve-predict --images diagrams.npz --model sve-small -o preds.jsonl
+      $ paperkit sve-predict --images sve-eval200 --model sve-small --metrics m.json -o preds.jsonl
       $ paperkit sve-predict --images pngs/ --model runs/sve/model.pt --boundary-dir edges/ -o preds.jsonl
     """
     from pathlib import Path
@@ -64,7 +64,7 @@ def cli(images, model, batch_size, score_threshold, boundary_dir, metrics_path, 
         outputs.append(metrics_path)
     io.write_jsonl(output, rows)
     runtime.write_manifest(output=output, outputs=outputs, manifest_path=manifest_path,
-                           inputs=[images] if Path(images).is_file() else [],
+                           inputs=[inp.images_path] if inp.images_path.is_file() else [],
                            extra={"model_sha256": io.sha256_file(inp.model_path)})
     options.report(f"sve-predict: {len(rows)} images, {sum(len(r['boxes']) for r in rows)} boxes, "
                    f"{sum(len(r['junctions']) for r in rows)} junctions")

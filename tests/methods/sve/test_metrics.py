@@ -11,8 +11,8 @@ from paperkit.methods.sve import metrics as M
 def test_perfect_predictions_score_one():
     truth_boxes = [np.array([[0, 0, 10, 10], [20, 20, 40, 30]], float), np.array([[5, 5, 15, 25]], float)]
     truth_cls = [np.array([0, 1]), np.array([1])]
-    preds = [(b, c, np.ones(len(c))) for b, c in zip(truth_boxes, truth_cls)]
-    assert M.mean_average_precision(preds, list(zip(truth_boxes, truth_cls)), 3)["map50"] == 1.0
+    preds = [(b, c, np.ones(len(c))) for b, c in zip(truth_boxes, truth_cls, strict=True)]
+    assert M.mean_average_precision(preds, list(zip(truth_boxes, truth_cls, strict=True)), 3)["map50"] == 1.0
     j = [np.array([[1.0, 2.0], [30, 40]])]
     assert M.junction_scores(j, j)["f1"] == 1.0
     edge = np.zeros((1, 16, 16), bool)

@@ -15,6 +15,7 @@ DATA_DIR = Path(__file__).parent / "data"
 SHIPPED_EVAL = DATA_DIR / "eval200.npz"
 SHIPPED_MODEL = DATA_DIR / "sve-small.pt"
 BUILTIN_MODELS = {"sve-small": SHIPPED_MODEL}
+BUILTIN_DATA = {"sve-eval200": SHIPPED_EVAL}
 FORMAT = "paperkit-sve/1"
 MAX_SIDE = 2048
 
@@ -51,6 +52,7 @@ def read_packed(path: str | Path, *, labels: bool) -> dict[str, np.ndarray]:
     """An NPZ of images (and, when ``labels``, every label array written by sve-render), checked."""
     from paperkit.methods.sve.train import check_arrays
 
+    path = BUILTIN_DATA.get(str(path), path)
     name = io.display_name(path)
     data = io.read_arrays(io.require_file(path))
     if "images" not in data:

@@ -235,6 +235,7 @@ class PredictInputs:
     stored_metrics: dict[str, Any]
     device: Any
     model_path: Path
+    images_path: Path
 
 
 def _load(model: str, device_name: str) -> tuple:
@@ -246,7 +247,7 @@ def _load(model: str, device_name: str) -> tuple:
 
 
 def prepare_predict(s: PredictSettings, images: str, model: str, *, want_metrics: bool) -> PredictInputs:
-    path = Path(images)
+    path = sin.BUILTIN_DATA.get(images, Path(images))
     if path.is_dir():
         names, imgs = sin.read_folder(path)
         data = None
@@ -258,7 +259,7 @@ def prepare_predict(s: PredictSettings, images: str, model: str, *, want_metrics
         raise UsageError("--metrics needs a labelled NPZ (from sve-render) as --images, not a folder of images")
     resources.check_memory(float(sum(im.size for im in imgs)) * 4 * 200, "predicting these images")
     models, config, stored, device = _load(model, s.device)
-    return PredictInputs(s, names, imgs, data, models, config, stored, device, sin.resolve_model(model))
+    return PredictInputs(s, names, imgs, data, models, config, stored, device, sin.resolve_model(model), path)
 
 
 def _padded(img: np.ndarray) -> np.ndarray:

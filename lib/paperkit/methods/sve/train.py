@@ -17,7 +17,15 @@ import torch.nn.functional as F
 from torch.utils.data import IterableDataset, get_worker_info
 
 from paperkit.methods.sve import metrics
-from paperkit.methods.sve.model import N_CLASSES, GlobalEncoder, PrimitiveEncoder, Probe, Router, question_features, to_tokens
+from paperkit.methods.sve.model import (
+    N_CLASSES,
+    GlobalEncoder,
+    PrimitiveEncoder,
+    Probe,
+    Router,
+    question_features,
+    to_tokens,
+)
 from paperkit.methods.sve.render import ARRAYS, CLASSES, QUESTION_TYPES, labels_of, pack, render_diagram
 
 CENTRE_STRIDE, JUNCTION_STRIDE = 4, 2
