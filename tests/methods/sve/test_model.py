@@ -123,3 +123,17 @@ def test_training_reduces_losses_and_counts_baseline_freezes_its_trunk():
     assert all(torch.equal(before[k], after[k]) for k in before if k.startswith("backbone.") and "weight" in k)
     assert not torch.equal(before["grounding.2.weight"], after["grounding.2.weight"])
     assert curves[-1]["centre"] < curves[0]["centre"]
+
+
+@pytest.mark.parametrize("router, concat", [("on", "sequence"), ("equal", "channel"), ("global-only", "channel")])
+def test_probe_answers_with_every_router_mode(router, concat):
+    data = render_set(4, 3, size=64)
+    cfg = {"widths": [8, 8, 16, 16], "channels": 16, "grid": 4, "router": router, "concat": concat}
+    torch.manual_seed(0)
+    m = T.build_models(cfg)
+    for module in m.values():
+        module.eval()
+    answers, weights = T.probe_predict(m["encoder"], m["global"], m["router"], m["probe"], data, grid=4, batch_size=4,
+                                       device=torch.device("cpu"))
+    assert answers.shape == data["q_answer"].shape and weights.shape == (len(answers), 4)
+    assert ((answers >= 0) & (answers < data["q_options"])).all()   # masked options are never chosen

@@ -259,14 +259,13 @@ def _junctions(prims: list[_Primitive], extra: list[np.ndarray], size: int) -> n
 
 
 # ------------------------------------------------------------------------------------------- clutter
-def _letters(rng: np.random.Generator, points: np.ndarray, size: int) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+def _letters(rng: np.random.Generator, points: np.ndarray, size: int) -> np.ndarray:
     """Point letters next to up to 4 junctions, drawn with Pillow's built-in font (an ink layer in [0, 1])."""
     from PIL import Image, ImageDraw, ImageFont
 
     layer = Image.new("L", (size, size), 0)
     draw = ImageDraw.Draw(layer)
     font = ImageFont.load_default()
-    named = []
     if len(points):
         picks = rng.permutation(len(points))[: min(4, len(points))]
         names = rng.permutation(len(LETTERS))
@@ -275,8 +274,7 @@ def _letters(rng: np.random.Generator, points: np.ndarray, size: int) -> tuple[n
             off = rng.choice(np.array([[-8.0, -11.0], [3.0, -11.0], [-8.0, 2.0], [3.0, 2.0]]))
             draw.text((float(p[0] + off[0]), float(p[1] + off[1])), LETTERS[names[k]], fill=int(rng.integers(150, 256)),
                       font=font)
-            named.append((LETTERS[names[k]], p))
-    return np.asarray(layer, dtype=np.float64) / 255.0, named
+    return np.asarray(layer, dtype=np.float64) / 255.0
 
 
 def _dashed_aux(b: _Builder) -> list[float]:
@@ -374,7 +372,7 @@ def render_diagram(seed: int, index: int, size: int = 128, max_primitives: int =
     prims, table, dots, _ = diagram_strokes(rng, size, max_primitives)
     img, edge = rasterise(table, size, size)
     junctions = _junctions(prims, dots, size)
-    letters, _ = _letters(rng, junctions, size)
+    letters = _letters(rng, junctions, size)
     img = np.minimum(img, 1.0 - letters)
     image = np.round(np.clip(img, 0.0, 1.0) * 255).astype(np.uint8)
     boxes = np.asarray([p.box for p in prims], dtype=np.float32).reshape(-1, 4)
