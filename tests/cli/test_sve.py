@@ -80,7 +80,9 @@ def test_encode_resume_then_predict_and_eval_reproduce_metrics(pk, tmp_path):
     assert abs(json.loads(r.stdout)["boundary"]["f1"] - stored["boundary"]["f1"]) <= 1e-6
 
 
+@pytest.mark.heavy
 def test_shipped_checkpoint_reproduces_its_stored_metrics_on_the_shipped_eval_set(pk, tmp_path):
+    """~20 s of CPU (200 images at 128 px): heavy; CI checks the same round trip on a tiny run above."""
     import torch
 
     from paperkit.methods.sve.inputs import SHIPPED_EVAL, SHIPPED_MODEL

@@ -283,17 +283,13 @@ def execute_predict(inp: PredictInputs, progress: Any = default_progress) -> tup
     edges: list[np.ndarray | None] = [None] * len(inp.images)
     for idx in progress(list(groups.values()), desc="predict", unit="group"):
         stack = np.stack([_padded(inp.images[i]) for i in idx])
-        preds, edge = T.predict(inp.models["encoder"], stack, batch_size=s.batch_size, device=inp.device,
-                                junction_threshold=cfg["junction_threshold"])
-        with torch.no_grad():
-            weights = []
-            for b in range(0, len(idx), s.batch_size):
-                x = T.images_tensor(stack[b:b + s.batch_size]).to(inp.device)
-                q, levels = T.frozen_features(inp.models["encoder"], inp.models["global"], x, cfg["grid"])
-                router = inp.models["router"]
-                w = router(q, levels)[1] if router.mode != "on" else router.weights(q, levels)
-                weights.append(w.cpu().numpy().astype(np.float64))
-            weights = np.concatenate(weights)
+        router = inp.models["router"]
+        preds, edge, (q, levels) = T.predict(inp.models["encoder"], stack, batch_size=s.batch_size, device=inp.device,
+                                             junction_threshold=cfg["junction_threshold"],
+                                             global_encoder=inp.models["global"], grid=cfg["grid"])
+        with torch.no_grad():   # the image-only level weights (no question context)
+            gates = router(q, levels)[1] if router.mode != "on" else router.weights(q, levels)
+        weights = gates.cpu().numpy().astype(np.float64)
         for k, i in enumerate(idx):
             h, w = inp.images[i].shape
             rows[i] = _row(inp.names[i], preds[k], weights[k], s.score_threshold, router.mode)

@@ -324,22 +324,31 @@ def train_probe(encoder: PrimitiveEncoder, global_encoder: GlobalEncoder, router
 # ----------------------------------------------------------------------------------------- evaluate
 @torch.no_grad()
 def predict(encoder: PrimitiveEncoder, images: np.ndarray, *, batch_size: int, device: torch.device,
-            junction_threshold: float = 0.3, boundary_threshold: float = 0.5) -> tuple[list[dict], np.ndarray]:
-    """Decoded primitives per image and the boundary maps (uint8) of uint8 images (N, H, W)."""
+            junction_threshold: float = 0.3, boundary_threshold: float = 0.5, global_encoder: GlobalEncoder | None = None,
+            grid: int = 0) -> tuple:
+    """Decoded primitives per image and the boundary maps (uint8) of uint8 images (N, H, W); with
+    ``global_encoder``, also the router's input tokens (Q, levels) from the same forward pass."""
     encoder.eval()
-    preds, edges = [], []
+    preds, edges, qs, levels = [], [], [], []
     for i in range(0, len(images), batch_size):
         x = images_tensor(images[i:i + batch_size]).to(device)
         out = encoder(x)
         preds += decode(out, images.shape[1], junction_threshold=junction_threshold)
         edges.append((torch.sigmoid(out["boundary"][:, 0]) >= boundary_threshold).to(torch.uint8).cpu().numpy())
-    return preds, np.concatenate(edges) if edges else np.zeros((0,) + images.shape[1:], np.uint8)
+        if global_encoder is not None:
+            qs.append(global_encoder.tokens(x, grid))
+            levels.append([to_tokens(v, grid) for v in [out["fused"], *out["pyramid"][1:]]])
+    edges = np.concatenate(edges) if edges else np.zeros((0,) + images.shape[1:], np.uint8)
+    if global_encoder is None:
+        return preds, edges
+    return preds, edges, (torch.cat(qs), [torch.cat([b[k] for b in levels]) for k in range(len(levels[0]))])
 
 
 @torch.no_grad()
-def probe_predict(encoder, global_encoder, router, probe, data, *, grid: int, batch_size: int, device) -> tuple:
-    """(answers, router weights per question) of every question in ``data``."""
-    q_all, levels_all = _feature_cache(encoder, global_encoder, data, grid, batch_size, device)
+def probe_predict(encoder, global_encoder, router, probe, data, *, grid: int, batch_size: int, device,
+                  features: tuple | None = None) -> tuple:
+    """(answers, router weights per question) of every question in ``data`` (``features``: precomputed tokens)."""
+    q_all, levels_all = features or _feature_cache(encoder, global_encoder, data, grid, batch_size, device)
     answers, weights = [], []
     for i in range(0, len(data["q_image"]), batch_size):
         qidx = np.arange(i, min(i + batch_size, len(data["q_image"])))
@@ -358,8 +367,8 @@ LEVEL_NAMES = ("fused_p2", "p3", "p4", "p5")
 def evaluate(models: dict[str, Any], data: dict[str, np.ndarray], *, grid: int, batch_size: int, device,
              junction_threshold: float = 0.3) -> dict[str, Any]:
     """Every metric of the spec on a labelled packed set."""
-    preds, edges = predict(models["encoder"], data["images"], batch_size=batch_size, device=device,
-                           junction_threshold=junction_threshold)
+    preds, edges, features = predict(models["encoder"], data["images"], batch_size=batch_size, device=device,
+                                     junction_threshold=junction_threshold, global_encoder=models["global"], grid=grid)
     truths = [labels_of(data, i) for i in range(len(data["images"]))]
     det = metrics.mean_average_precision([(p["boxes"], p["classes"], p["scores"]) for p in preds],
                                          [(b, c) for b, c, _ in truths], N_CLASSES)
@@ -368,15 +377,16 @@ def evaluate(models: dict[str, Any], data: dict[str, np.ndarray], *, grid: int, 
         "ap50_per_class": {CLASSES[c]: v for c, v in det["ap_per_class"].items()},
         "junction": metrics.junction_scores([p["junctions"] for p in preds], [j for _, _, j in truths]),
         "boundary": metrics.boundary_scores(edges, data["boundary"]),
-        **probe_metrics(models, data, grid=grid, batch_size=batch_size, device=device),
+        **probe_metrics(models, data, grid=grid, batch_size=batch_size, device=device, features=features),
         "n_images": len(data["images"]), "n_questions": len(data["q_image"]),
     }
 
 
-def probe_metrics(models: dict[str, Any], data: dict[str, np.ndarray], *, grid: int, batch_size: int, device) -> dict:
+def probe_metrics(models: dict[str, Any], data: dict[str, np.ndarray], *, grid: int, batch_size: int, device,
+                  features: tuple | None = None) -> dict:
     """Probe accuracy per question type and the mean router weight of each level per question type."""
     answers, weights = probe_predict(models["encoder"], models["global"], models["router"], models["probe"], data,
-                                     grid=grid, batch_size=batch_size, device=device)
+                                     grid=grid, batch_size=batch_size, device=device, features=features)
     router_table = {}
     for t, name in enumerate(QUESTION_TYPES):
         m = data["q_type"] == t
