@@ -146,6 +146,12 @@ def test_bad_input(pk, tmp_path, rendered):
     outside["boxes"] = data["boxes"].copy()
     outside["boxes"][0, 2] = 90.0
     io.write_arrays(tmp_path / "outside.npz", outside)
+    odd = dict(data)
+    odd["images"] = np.pad(data["images"], ((0, 0), (0, 16), (0, 16)), constant_values=255)
+    odd["boundary"] = np.pad(data["boundary"], ((0, 0), (0, 16), (0, 16)))
+    io.write_arrays(tmp_path / "odd.npz", odd)
+    _check(pk("sve-eval", "--data", tmp_path / "odd.npz", "--model", model), 3)
+    _check(pk("sve-predict", "--images", tmp_path / "odd.npz", "--model", model, "--metrics", tmp_path / "m.json"), 3)
     ckpt = torch.load(model, weights_only=True)
     ckpt["encoder"]["extra_head.weight"] = torch.zeros(3)
     del ckpt["encoder"]["pixel.2.weight"]

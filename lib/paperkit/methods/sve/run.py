@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from paperkit.core import resources
-from paperkit.core.errors import UsageError
+from paperkit.core.errors import InputError, UsageError
 from paperkit.core.progress import progress as default_progress
 from paperkit.methods.sve import inputs as sin
 from paperkit.methods.sve.model import CONCAT_MODES, ROUTER_MODES
@@ -252,12 +252,14 @@ def prepare_predict(s: PredictSettings, images: str, model: str, *, want_metrics
         names, imgs = sin.read_folder(path)
         data = None
     else:
-        data = sin.read_packed(path, labels=want_metrics)
+        data = _labelled(path) if want_metrics else sin.read_packed(path, labels=False)
         names = [str(i) for i in range(len(data["images"]))]
         imgs = list(data["images"])
     if want_metrics and data is None:
         raise UsageError("--metrics needs a labelled NPZ (from sve-render) as --images, not a folder of images")
-    resources.check_memory(float(sum(im.size for im in imgs)) * 4 * 200, "predicting these images")
+    # the uint8 images, plus one batch of activations (~100 float32 values per pixel across the pyramid)
+    largest = max(float(im.size) for im in imgs)
+    resources.check_memory(float(sum(im.size for im in imgs)) + s.batch_size * largest * 400, "predicting these images")
     models, config, stored, device = _load(model, s.device)
     return PredictInputs(s, names, imgs, data, models, config, stored, device, sin.resolve_model(model), path)
 
@@ -314,6 +316,16 @@ def _row(name: str, pred: dict, weights: np.ndarray, threshold: float, mode: str
             {n: round(float(v), 6) for n, v in zip(LEVEL_NAMES, weights, strict=True)}}
 
 
+def _labelled(path: str | Path) -> dict[str, np.ndarray]:
+    """A labelled NPZ whose image sides are multiples of 32 (labels are not moved by padding)."""
+    packed = sin.read_packed(path, labels=True)
+    h, w = packed["images"].shape[1:]
+    if h % 32 or w % 32:
+        raise InputError(f"{path}: images are {w}x{h} px; scoring needs sides that are multiples of 32 "
+                         "(as sve-render writes them)")
+    return packed
+
+
 @dataclass(frozen=True)
 class EvalSettings:
     batch_size: int = 64
@@ -322,7 +334,7 @@ class EvalSettings:
 
 
 def prepare_eval(s: EvalSettings, data: str, model: str) -> tuple:
-    packed = sin.read_packed(data, labels=True)
+    packed = _labelled(data)
     models, config, stored, device = _load(model, s.device)
     return packed, models, config, device
 
@@ -331,7 +343,5 @@ def execute_eval(s: EvalSettings, packed: dict, models: dict, config: dict, devi
     from paperkit.methods.sve.train import evaluate
 
     resources.set_threads(s.jobs)
-    if packed["images"].shape[1] % 32 or packed["images"].shape[2] % 32:
-        raise UsageError("sve-eval needs images whose sides are multiples of 32 (as sve-render writes them)")
     return evaluate(models, packed, grid=config["grid"], batch_size=s.batch_size, device=device,
                     junction_threshold=config["junction_threshold"])
