@@ -302,8 +302,8 @@ def _questions(rng: np.random.Generator, prims: list[_Primitive], size: int) -> 
     counts = np.bincount([p.cls for p in prims], minlength=len(CLASSES))
     cls = int(rng.integers(len(CLASSES)))
     start = max(0, int(counts[cls]) - int(rng.integers(N_OPTIONS)))
-    out.append(_question(0, cls, values=list(range(start, start + N_OPTIONS)), n_options=N_OPTIONS,
-                         answer=int(counts[cls]) - start))
+    values = [start + int(i) for i in rng.permutation(N_OPTIONS)]   # shuffled: the key's position is uniform
+    out.append(_question(0, cls, values=values, n_options=N_OPTIONS, answer=values.index(int(counts[cls]))))
     strokes = [np.asarray(s) for p in prims for s in p.strokes]
     if strokes:                                          # is P on a drawn line?
         s = strokes[int(rng.integers(len(strokes)))]
