@@ -1115,6 +1115,78 @@ end;
 
 complete --no-files --command paperkit-sr-apo-search --arguments "(_paperkit_sr_apo_search_completion)";
 
+function _paperkit_sve_encode_completion;
+    set -l response (env _PAPERKIT_SVE_ENCODE_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-sve-encode);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-sve-encode --arguments "(_paperkit_sve_encode_completion)";
+
+function _paperkit_sve_eval_completion;
+    set -l response (env _PAPERKIT_SVE_EVAL_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-sve-eval);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-sve-eval --arguments "(_paperkit_sve_eval_completion)";
+
+function _paperkit_sve_predict_completion;
+    set -l response (env _PAPERKIT_SVE_PREDICT_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-sve-predict);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-sve-predict --arguments "(_paperkit_sve_predict_completion)";
+
+function _paperkit_sve_render_completion;
+    set -l response (env _PAPERKIT_SVE_RENDER_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-sve-render);
+
+    for completion in $response;
+        set -l metadata (string split "," $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command paperkit-sve-render --arguments "(_paperkit_sve_render_completion)";
+
 function _paperkit_symeq_basis_completion;
     set -l response (env _PAPERKIT_SYMEQ_BASIS_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) paperkit-symeq-basis);
 

@@ -75,7 +75,7 @@ PAPERS: tuple[Paper, ...] = (
           ("dcgnn-gen", "dcgnn-fit", "dcgnn-faith", "dcgnn-explain")),
     Paper("sve-encode", "Primitive Vision: Improving Diagram Understanding in MLLMs",
           "Shan Zhang, Aotian Chen, Yanpeng Sun, Jindong Gu, Yi-Yu Zheng, Piotr Koniusz, Kai Zou, "
-          "Anton van den Hengel, Yuan Xue", "2501.06430", ("sve-encode",)),
+          "Anton van den Hengel, Yuan Xue", "2501.06430", ("sve-render", "sve-encode", "sve-predict", "sve-eval")),
     Paper("hygma-train", "HYGMA: Hypergraph Coordination Networks with Dynamic Grouping for Multi-Agent "
           "Reinforcement Learning", "Chiqiang Liu, Dazi Li", "2505.07207", ("hygma-train", "hygma-eval", "hygma-plot")),
     Paper("symeq-fit", "Permutation Equivariant Neural Networks for Symmetric Tensors", "Edward Pearce-Crump",

@@ -1,0 +1,408 @@
+"""Targets, losses, training loops, decoding and evaluation of the SVE networks.
+
+Coordinates: pixel ``j`` has its centre at ``x = j``; a feature cell ``u`` at stride ``s`` covers pixels
+``[s*u - 0.5, s*(u + 1) - 0.5)``, so a point maps to cell ``(x + 0.5)/s`` and back with ``s*c - 0.5``.
+Losses: CenterNet focal loss on heatmaps, L1 on size and offsets, BCE + Dice on the boundary, Poisson
+NLL on class counts; the probe is trained with cross-entropy on frozen encoders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.utils.data import IterableDataset, get_worker_info
+
+from paperkit.methods.sve import metrics
+from paperkit.methods.sve.model import (
+    N_CLASSES,
+    GlobalEncoder,
+    PrimitiveEncoder,
+    Probe,
+    Router,
+    question_features,
+    to_tokens,
+)
+from paperkit.methods.sve.render import ARRAYS, CLASSES, QUESTION_TYPES, labels_of, pack, render_diagram
+
+CENTRE_STRIDE, JUNCTION_STRIDE = 4, 2
+JUNCTION_SIGMA = 2.0      # px (spec: junction heatmaps with sigma = 2 px)
+
+
+# --------------------------------------------------------------------------------------------- data
+class DiagramStream(IterableDataset):
+    """Diagrams ``start..start+n-1`` of data set ``seed``, rendered on the fly. Worker ``w`` of ``W`` renders
+    indices ``w, w+W, ...``: each diagram's seed is its index, so the set does not depend on the split."""
+
+    def __init__(self, seed: int, n: int, size: int, max_primitives: int, start: int = 0):
+        self.seed, self.n, self.size, self.max_primitives, self.start = seed, n, size, max_primitives, start
+
+    def __iter__(self) -> Iterator[Any]:
+        info = get_worker_info()
+        w, nw = (0, 1) if info is None else (info.id, info.num_workers)
+        for k in range(self.start + w, self.start + self.n, nw):
+            yield k, render_diagram(self.seed, k, self.size, self.max_primitives)
+
+
+def render_dataset(seed: int, n: int, size: int, max_primitives: int, workers: int = 0,
+                   progress: Callable = lambda it, **_: it) -> dict[str, np.ndarray]:
+    """Render and pack ``n`` diagrams, in index order whatever the number of loader workers."""
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(DiagramStream(seed, n, size, max_primitives), batch_size=None, num_workers=workers,
+                        multiprocessing_context="spawn" if workers else None)
+    got = dict(progress(loader, total=n, desc="render", unit="img"))
+    return pack([got[k] for k in range(n)])
+
+
+def check_arrays(data: dict[str, np.ndarray], name: str) -> None:
+    """Refuse a packed set that misses arrays or has inconsistent shapes (InputError)."""
+    from paperkit.core.errors import InputError
+
+    missing = [k for k in ARRAYS if k not in data]
+    if missing:
+        raise InputError(f"{name}: missing arrays {', '.join(missing)}; expected the arrays written by sve-render")
+    imgs = data["images"]
+    if imgs.ndim != 3 or imgs.dtype != np.uint8:
+        raise InputError(f"{name}: 'images' must be uint8 (N, H, W), got {imgs.dtype} {imgs.shape}")
+    if data["boundary"].shape != imgs.shape:
+        raise InputError(f"{name}: 'boundary' has shape {data['boundary'].shape}, expected {imgs.shape}")
+    n, h, w = imgs.shape
+    for key, idx in (("boxes", "box_image"), ("junctions", "junction_image"), ("q_points", "q_image")):
+        if len(data[key]) != len(data[idx]) or (len(data[idx]) and not (0 <= data[idx].min() and data[idx].max() < n)):
+            raise InputError(f"{name}: '{idx}' must index the {n} images, one entry per row of '{key}'")
+        if not np.isfinite(data[key]).all():
+            raise InputError(f"{name}: '{key}' holds NaN or infinite values")
+    b = data["boxes"]
+    if len(b) and ((b[:, [0, 2]] < -0.5).any() or (b[:, [0, 2]] > w - 0.5).any() or (b[:, [1, 3]] < -0.5).any()
+                   or (b[:, [1, 3]] > h - 0.5).any() or (b[:, 2] <= b[:, 0]).any() or (b[:, 3] <= b[:, 1]).any()):
+        raise InputError(f"{name}: some boxes lie outside the {w}x{h} image or are empty; expected x0 < x1, y0 < y1 inside it")
+    if len(data["box_class"]) and not (0 <= data["box_class"].min() and data["box_class"].max() < N_CLASSES):
+        raise InputError(f"{name}: 'box_class' must be in 0..{N_CLASSES - 1} ({', '.join(CLASSES)})")
+
+
+# ------------------------------------------------------------------------------------------ targets
+def _gaussian(shape: tuple[int, int], cx: float, cy: float, sigma: float) -> np.ndarray:
+    ys, xs = np.arange(shape[0])[:, None], np.arange(shape[1])[None, :]
+    return np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / (2 * sigma * sigma))
+
+
+def _cell(p: np.ndarray, stride: int) -> np.ndarray:
+    return (np.asarray(p, np.float64) + 0.5) / stride
+
+
+def targets(data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, torch.Tensor]:
+    """Training targets of images ``idx``: centre heatmaps, sizes and offsets at stride 4 (with a mask),
+    junction heatmap and offsets at stride 2, boundary map."""
+    n, size = len(idx), data["images"].shape[1]
+    hc, hj = size // CENTRE_STRIDE, size // JUNCTION_STRIDE
+    heat = np.zeros((n, N_CLASSES, hc, hc), np.float32)
+    reg = np.zeros((n, 5, hc, hc), np.float32)            # w, h, dx, dy, mask
+    jheat = np.zeros((n, 1, hj, hj), np.float32)
+    jreg = np.zeros((n, 3, hj, hj), np.float32)           # dx, dy, mask
+    for r, i in enumerate(idx):
+        boxes, classes, junctions = labels_of(data, int(i))
+        for (x0, y0, x1, y1), c in zip(boxes, classes, strict=True):
+            centre = _cell(((x0 + x1) / 2, (y0 + y1) / 2), CENTRE_STRIDE)
+            u = np.minimum(np.floor(centre).astype(int), hc - 1)
+            sigma = max(0.5, 0.1 * np.sqrt((x1 - x0) * (y1 - y0)) / CENTRE_STRIDE)
+            g = _gaussian((hc, hc), u[0], u[1], sigma)
+            heat[r, c] = np.maximum(heat[r, c], g)
+            reg[r, :, u[1], u[0]] = [(x1 - x0) / size, (y1 - y0) / size, centre[0] - u[0], centre[1] - u[1], 1.0]
+        for p in junctions:
+            cell = _cell(p, JUNCTION_STRIDE)
+            u = np.minimum(np.floor(cell).astype(int), hj - 1)
+            g = _gaussian((hj, hj), u[0], u[1], JUNCTION_SIGMA / JUNCTION_STRIDE)
+            jheat[r, 0] = np.maximum(jheat[r, 0], g)
+            jreg[r, :, u[1], u[0]] = [cell[0] - u[0], cell[1] - u[1], 1.0]
+    return {"heat": torch.from_numpy(heat), "reg": torch.from_numpy(reg), "jheat": torch.from_numpy(jheat),
+            "jreg": torch.from_numpy(jreg), "boundary": torch.from_numpy(data["boundary"][idx].astype(np.float32))[:, None]}
+
+
+def images_tensor(images: np.ndarray) -> torch.Tensor:
+    """uint8 (N, H, W) paper-white images to float (N, 1, H, W) ink in [0, 1] (ink = 1 - grey)."""
+    return torch.from_numpy(1.0 - images.astype(np.float32) / 255.0)[:, None]
+
+
+# ------------------------------------------------------------------------------------------- losses
+def focal_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """CenterNet's penalty-reduced focal loss (alpha 2, beta 4), normalised by the number of peaks."""
+    p = torch.sigmoid(logits).clamp(1e-4, 1 - 1e-4)
+    pos = target.eq(1).float()
+    pos_loss = -(torch.log(p) * (1 - p) ** 2 * pos).sum()
+    neg_loss = -(torch.log(1 - p) * p**2 * (1 - target) ** 4 * (1 - pos)).sum()
+    return (pos_loss + neg_loss) / pos.sum().clamp(min=1.0)
+
+
+def masked_l1(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return (F.l1_loss(pred, target, reduction="none") * mask).sum() / (mask.sum() * pred.shape[1]).clamp(min=1.0)
+
+
+def dice_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    p = torch.sigmoid(logits)
+    inter = (p * target).sum((1, 2, 3))
+    return (1 - (2 * inter + 1) / (p.sum((1, 2, 3)) + target.sum((1, 2, 3)) + 1)).mean()
+
+
+def primitive_losses(out: dict[str, torch.Tensor], t: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    mask = t["reg"][:, 4:5]
+    jmask = t["jreg"][:, 2:3]
+    return {
+        "centre": focal_loss(out["centre"], t["heat"]),
+        "size": 5.0 * masked_l1(out["size"], t["reg"][:, :2], mask),
+        "offset": masked_l1(out["offset"], t["reg"][:, 2:4], mask),
+        "junction": focal_loss(out["junction"], t["jheat"]),
+        "junction_offset": masked_l1(out["junction_offset"], t["jreg"][:, :2], jmask),
+        "boundary": F.binary_cross_entropy_with_logits(out["boundary"], t["boundary"]) + dice_loss(out["boundary"], t["boundary"]),
+    }
+
+
+def counts_of(data: dict[str, np.ndarray], idx: np.ndarray) -> torch.Tensor:
+    n_img = len(data["images"])
+    counts = np.zeros((n_img, N_CLASSES), np.float32)
+    np.add.at(counts, (data["box_image"], data["box_class"]), 1.0)
+    return torch.from_numpy(counts[idx])
+
+
+# ----------------------------------------------------------------------------------------- training
+def _batches(n: int, batch_size: int, gen: torch.Generator) -> list[np.ndarray]:
+    order = torch.randperm(n, generator=gen).numpy()
+    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
+
+
+def train_encoder(model: torch.nn.Module, data: dict[str, np.ndarray], *, kind: str, epochs: int, batch_size: int,
+                  lr: float, seed: int, device: torch.device, train_parts: Callable | None = None,
+                  progress: Callable = lambda it, **_: it) -> list[dict[str, float]]:
+    """Train ``model`` on ``data``: ``kind`` 'primitives' (all heads), 'counts' (image-level counts) or
+    'heads' (the primitive heads on a frozen backbone + FPN). Returns one row of mean losses per epoch."""
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    params = [p for p in (train_parts(model) if train_parts else model.parameters()) if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=1e-4)
+    steps = epochs * -(-len(data["images"]) // batch_size)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(1, steps), pct_start=0.15)
+    model.to(device)
+    curves = []
+    for epoch in range(epochs):
+        model.train()
+        if kind == "heads":
+            model.backbone.eval()
+            model.fpn.eval()
+        sums: dict[str, float] = {}
+        batches = _batches(len(data["images"]), batch_size, gen)
+        for idx in progress(batches, desc=f"{kind} epoch {epoch}", unit="batch"):
+            x = images_tensor(data["images"][idx]).to(device)
+            out = model(x)
+            if kind == "counts":
+                losses = {"counts": F.poisson_nll_loss(out["counts"], counts_of(data, idx).to(device), log_input=True)}
+            else:
+                t = {k: v.to(device) for k, v in targets(data, idx).items()}
+                losses = primitive_losses(out, t)
+            loss = sum(losses.values())
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 5.0)
+            opt.step()
+            sched.step()
+            for k, v in losses.items():
+                sums[k] = sums.get(k, 0.0) + float(v.detach()) * len(idx)
+        curves.append({"stage": kind, "epoch": epoch, **{k: v / len(data["images"]) for k, v in sums.items()}})
+    model.eval()
+    return curves
+
+
+def head_parameters(model: PrimitiveEncoder) -> list[torch.nn.Parameter]:
+    """Everything but the backbone and FPN (frozen when the encoder was pretrained on counts)."""
+    frozen = {id(p) for p in list(model.backbone.parameters()) + list(model.fpn.parameters())}
+    for p in model.parameters():
+        p.requires_grad_(id(p) not in frozen)
+    return [p for p in model.parameters() if id(p) not in frozen]
+
+
+# ----------------------------------------------------------------------------------------- decoding
+def _peaks(heat: torch.Tensor) -> torch.Tensor:
+    return heat * (F.max_pool2d(heat, 3, 1, 1) == heat).float()
+
+
+@torch.no_grad()
+def decode(out: dict[str, torch.Tensor], size: int, *, top_k: int = 20, junction_threshold: float = 0.3) -> list[dict]:
+    """Per image: boxes (x0, y0, x1, y1 in px), classes, scores (top ``top_k`` centre peaks), junctions
+    (peaks of the junction heatmap above ``junction_threshold``, offset-refined) with scores."""
+    heat = _peaks(torch.sigmoid(out["centre"]))
+    n, c, h, w = heat.shape
+    scores, flat = heat.flatten(1).topk(min(top_k, c * h * w), dim=1)
+    cls, cell = flat // (h * w), flat % (h * w)
+    ys, xs = (cell // w).float(), (cell % w).float()
+    jheat = _peaks(torch.sigmoid(out["junction"]))[:, 0]
+    results = []
+    for i in range(n):
+        off = out["offset"][i].flatten(1)[:, cell[i]]
+        wh = out["size"][i].flatten(1)[:, cell[i]].clamp(min=0) * size
+        cx = CENTRE_STRIDE * (xs[i] + off[0]) - 0.5
+        cy = CENTRE_STRIDE * (ys[i] + off[1]) - 0.5
+        boxes = torch.stack([cx - wh[0] / 2, cy - wh[1] / 2, cx + wh[0] / 2, cy + wh[1] / 2], 1)
+        jy, jx = torch.nonzero(jheat[i] >= junction_threshold, as_tuple=True)
+        joff = out["junction_offset"][i][:, jy, jx]
+        pts = torch.stack([JUNCTION_STRIDE * (jx + joff[0]) - 0.5, JUNCTION_STRIDE * (jy + joff[1]) - 0.5], 1)
+        results.append({"boxes": boxes.cpu().numpy().astype(np.float64), "classes": cls[i].cpu().numpy(),
+                        "scores": scores[i].cpu().numpy().astype(np.float64), "junctions": pts.cpu().numpy().astype(np.float64),
+                        "junction_scores": jheat[i, jy, jx].cpu().numpy().astype(np.float64)})
+    return results
+
+
+# ------------------------------------------------------------------------------------------- probe
+def probe_inputs(data: dict[str, np.ndarray], qidx: np.ndarray, device: torch.device) -> dict[str, torch.Tensor]:
+    size = data["images"].shape[1]
+    qvec, opt = question_features(torch.from_numpy(data["q_type"][qidx]), torch.from_numpy(data["q_class"][qidx]),
+                                  torch.from_numpy(data["q_points"][qidx]), torch.from_numpy(data["q_values"][qidx]), size)
+    return {"qvec": qvec.to(device), "opt": opt.to(device),
+            "n_options": torch.from_numpy(data["q_options"][qidx]).to(device),
+            "answer": torch.from_numpy(data["q_answer"][qidx]).to(device)}
+
+
+@torch.no_grad()
+def frozen_features(encoder: PrimitiveEncoder, global_encoder: GlobalEncoder, x: torch.Tensor, grid: int) -> tuple:
+    """(global tokens Q, the four primitive levels as tokens) of a batch, both encoders frozen."""
+    q = global_encoder.tokens(x, grid)
+    return q, [to_tokens(level, grid) for level in encoder.router_levels(x)]
+
+
+def answer(router: Router, probe: Probe, q: torch.Tensor, levels: list[torch.Tensor], inp: dict[str, torch.Tensor]) -> tuple:
+    qemb = probe.embed_question(inp["qvec"])
+    tokens, weights = router(q, levels, qemb)
+    return probe(tokens, qemb, inp["opt"], inp["n_options"]), weights
+
+
+def _feature_cache(encoder, global_encoder, data, grid, batch_size, device) -> tuple:
+    qs, lv = [], []
+    for i in range(0, len(data["images"]), batch_size):
+        q, levels = frozen_features(encoder, global_encoder, images_tensor(data["images"][i:i + batch_size]).to(device), grid)
+        qs.append(q)
+        lv.append(levels)
+    return torch.cat(qs), [torch.cat([b[k] for b in lv]) for k in range(len(lv[0]))]
+
+
+def train_probe(encoder: PrimitiveEncoder, global_encoder: GlobalEncoder, router: Router, probe: Probe,
+                data: dict[str, np.ndarray], *, epochs: int, batch_size: int, lr: float, grid: int, seed: int,
+                device: torch.device, progress: Callable = lambda it, **_: it) -> list[dict[str, float]]:
+    """Train router + probe on frozen encoders (features computed once per image)."""
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    encoder.eval()
+    global_encoder.eval()
+    q_all, levels_all = _feature_cache(encoder, global_encoder, data, grid, batch_size, device)
+    params = list(router.parameters()) + list(probe.parameters())
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=1e-4)
+    steps = epochs * -(-len(data["q_image"]) // batch_size)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(1, steps), pct_start=0.1)
+    curves = []
+    for epoch in range(epochs):
+        router.train()
+        probe.train()
+        total, right = 0.0, 0
+        for qidx in progress(_batches(len(data["q_image"]), batch_size, gen), desc=f"probe epoch {epoch}", unit="batch"):
+            img = torch.from_numpy(data["q_image"][qidx]).to(device)
+            inp = probe_inputs(data, qidx, device)
+            logits, _ = answer(router, probe, q_all[img], [lv[img] for lv in levels_all], inp)
+            loss = F.cross_entropy(logits, inp["answer"])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(qidx)
+            right += int((logits.argmax(1) == inp["answer"]).sum())
+        curves.append({"stage": "probe", "epoch": epoch, "probe": total / len(data["q_image"]),
+                       "probe_train_accuracy": right / len(data["q_image"])})
+    router.eval()
+    probe.eval()
+    return curves
+
+
+# ----------------------------------------------------------------------------------------- evaluate
+@torch.no_grad()
+def predict(encoder: PrimitiveEncoder, images: np.ndarray, *, batch_size: int, device: torch.device,
+            junction_threshold: float = 0.3, boundary_threshold: float = 0.5, global_encoder: GlobalEncoder | None = None,
+            grid: int = 0) -> tuple:
+    """Decoded primitives per image and the boundary maps (uint8) of uint8 images (N, H, W); with
+    ``global_encoder``, also the router's input tokens (Q, levels) from the same forward pass."""
+    encoder.eval()
+    preds, edges, qs, levels = [], [], [], []
+    for i in range(0, len(images), batch_size):
+        x = images_tensor(images[i:i + batch_size]).to(device)
+        out = encoder(x)
+        preds += decode(out, images.shape[1], junction_threshold=junction_threshold)
+        edges.append((torch.sigmoid(out["boundary"][:, 0]) >= boundary_threshold).to(torch.uint8).cpu().numpy())
+        if global_encoder is not None:
+            qs.append(global_encoder.tokens(x, grid))
+            levels.append([to_tokens(v, grid) for v in [out["fused"], *out["pyramid"][1:]]])
+    edges = np.concatenate(edges) if edges else np.zeros((0,) + images.shape[1:], np.uint8)
+    if global_encoder is None:
+        return preds, edges
+    return preds, edges, (torch.cat(qs), [torch.cat([b[k] for b in levels]) for k in range(len(levels[0]))])
+
+
+@torch.no_grad()
+def probe_predict(encoder, global_encoder, router, probe, data, *, grid: int, batch_size: int, device,
+                  features: tuple | None = None) -> tuple:
+    """(answers, router weights per question) of every question in ``data`` (``features``: precomputed tokens)."""
+    q_all, levels_all = features or _feature_cache(encoder, global_encoder, data, grid, batch_size, device)
+    answers, weights = [], []
+    for i in range(0, len(data["q_image"]), batch_size):
+        qidx = np.arange(i, min(i + batch_size, len(data["q_image"])))
+        img = torch.from_numpy(data["q_image"][qidx]).to(device)
+        logits, w = answer(router, probe, q_all[img], [lv[img] for lv in levels_all], probe_inputs(data, qidx, device))
+        answers.append(logits.argmax(1).cpu().numpy())
+        weights.append(w.cpu().numpy().astype(np.float64))
+    if not answers:
+        return np.zeros(0, np.int64), np.zeros((0, router.n_levels))
+    return np.concatenate(answers), np.concatenate(weights)
+
+
+LEVEL_NAMES = ("fused_p2", "p3", "p4", "p5")
+
+
+def evaluate(models: dict[str, Any], data: dict[str, np.ndarray], *, grid: int, batch_size: int, device,
+             junction_threshold: float = 0.3) -> dict[str, Any]:
+    """Every metric of the spec on a labelled packed set."""
+    preds, edges, features = predict(models["encoder"], data["images"], batch_size=batch_size, device=device,
+                                     junction_threshold=junction_threshold, global_encoder=models["global"], grid=grid)
+    truths = [labels_of(data, i) for i in range(len(data["images"]))]
+    det = metrics.mean_average_precision([(p["boxes"], p["classes"], p["scores"]) for p in preds],
+                                         [(b, c) for b, c, _ in truths], N_CLASSES)
+    return {
+        "map50": det["map50"],
+        "ap50_per_class": {CLASSES[c]: v for c, v in det["ap_per_class"].items()},
+        "junction": metrics.junction_scores([p["junctions"] for p in preds], [j for _, _, j in truths]),
+        "boundary": metrics.boundary_scores(edges, data["boundary"]),
+        **probe_metrics(models, data, grid=grid, batch_size=batch_size, device=device, features=features),
+        "n_images": len(data["images"]), "n_questions": len(data["q_image"]),
+    }
+
+
+def probe_metrics(models: dict[str, Any], data: dict[str, np.ndarray], *, grid: int, batch_size: int, device,
+                  features: tuple | None = None) -> dict:
+    """Probe accuracy per question type and the mean router weight of each level per question type."""
+    answers, weights = probe_predict(models["encoder"], models["global"], models["router"], models["probe"], data,
+                                     grid=grid, batch_size=batch_size, device=device, features=features)
+    router_table = {}
+    for t, name in enumerate(QUESTION_TYPES):
+        m = data["q_type"] == t
+        if m.any() and models["router"].mode != "global-only":
+            router_table[name] = dict(zip(LEVEL_NAMES, (float(v) for v in weights[m].mean(0)), strict=True))
+    return {"probe_accuracy": metrics.probe_accuracy(answers, data["q_answer"], data["q_type"], QUESTION_TYPES),
+            "router_weights": router_table}
+
+
+def build_models(config: dict[str, Any]) -> dict[str, Any]:
+    """Fresh networks for a model config (widths, channels, width, grid, router, concat)."""
+    widths, channels = tuple(int(w) for w in config["widths"]), int(config["channels"])
+    encoder = PrimitiveEncoder(widths, channels, float(config.get("drop", 0.1)))
+    global_encoder = GlobalEncoder(widths, channels, float(config.get("drop", 0.1)))
+    router = Router(encoder.level_channels, channels, mode=config["router"], concat=config["concat"])
+    grid = int(config["grid"])
+    n_tokens = grid * grid * (1 + router.n_levels if router.concat == "sequence" and router.mode != "global-only" else 1)
+    probe = Probe(router.out_width(channels), channels, n_tokens)
+    return {"encoder": encoder, "global": global_encoder, "router": router, "probe": probe}

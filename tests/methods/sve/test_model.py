@@ -1,0 +1,139 @@
+"""Networks and training plumbing: FFC against a direct DFT, router formula, DropBlock, exact decoding of
+perfect maps, determinism, the counts-only baseline freezing its trunk."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from paperkit.methods.sve import model as Mo
+from paperkit.methods.sve import train as T
+from paperkit.methods.sve.render import render_set
+
+torch.set_num_threads(1)
+
+
+def _direct_fourier_unit(x, weight, bias):
+    """rFFT2 -> 1x1 conv on (re, im) -> ReLU -> irFFT2, written as explicit DFT sums in numpy."""
+    n, c, h, w = x.shape
+    wf = w // 2 + 1
+    m, k = np.arange(h), np.arange(w)
+    e_h = np.exp(-2j * np.pi * np.outer(m, m) / h)             # (k_row, m)
+    e_w = np.exp(-2j * np.pi * np.outer(np.arange(wf), k) / w)  # (l, n)
+    spec = np.einsum("km,bcmn,ln->bckl", e_h, x, e_w) / math.sqrt(h * w)
+    z = np.concatenate([spec.real, spec.imag], axis=1)
+    z = np.einsum("oi,bikl->bokl", weight, z) + bias[None, :, None, None]
+    z = np.maximum(z, 0)
+    y = z[:, :c] + 1j * z[:, c:]
+    cols = np.einsum("km,bckl->bcml", np.conj(e_h), y)          # inverse along rows (complex)
+    coef = np.full(wf, 2.0)
+    coef[0] = 1.0
+    if w % 2 == 0:
+        coef[-1] = 1.0
+    out = np.einsum("bcml,ln,l->bcmn", cols, np.conj(e_w), coef).real
+    return out / math.sqrt(h * w)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 8, 8), (1, 2, 6, 10), (1, 2, 5, 7)])
+def test_fourier_unit_equals_direct_dft(shape):
+    torch.manual_seed(0)
+    unit = Mo.FourierUnit(shape[1]).double()
+    x = torch.randn(*shape, dtype=torch.float64)
+    got = unit(x).detach().numpy()
+    ref = _direct_fourier_unit(x.numpy(), unit.conv.weight.detach().numpy()[:, :, 0, 0], unit.conv.bias.detach().numpy())
+    assert np.abs(got - ref).max() < 1e-6
+
+
+def test_router_weights_follow_the_formula():
+    torch.manual_seed(1)
+    r = Mo.Router((8, 16, 16, 16), 16, mode="on")
+    q = torch.randn(3, 5, 16)
+    levels = [torch.randn(3, 5, c) for c in (8, 16, 16, 16)]
+    w = r.weights(q, levels)
+    for i in range(4):
+        inner = torch.cat([r.ln_q(q.mean(1)), r.ln_f(r.w[i](levels[i].mean(1)))], 1)
+        assert torch.allclose(w[:, i], torch.sigmoid(r.gate(inner))[:, 0])
+    tokens, w2 = r(q, levels)
+    assert tokens.shape == (3, 5, 16 * 5)
+    assert torch.allclose(tokens[..., 16:32], w[:, 0, None, None] * r.mlps[0](levels[0]))
+    seq = Mo.Router((8, 16, 16, 16), 16, mode="equal", concat="sequence")
+    tokens, w = seq(q, levels)
+    assert tokens.shape == (3, 25, 16) and torch.equal(w, torch.ones(3, 4))
+    only = Mo.Router((8, 16, 16, 16), 16, mode="global-only")
+    assert torch.equal(only(q, levels)[0], q)
+
+
+def test_dropblock_identity_in_eval_and_keeps_the_mean():
+    torch.manual_seed(0)
+    d = Mo.DropBlock(0.2, 3)
+    x = torch.ones(4, 8, 32, 32)
+    d.eval()
+    assert torch.equal(d(x), x)
+    d.train()
+    y = d(x)
+    dropped = (y == 0).float().mean().item()
+    assert 0.1 < dropped < 0.3 and abs(y.mean().item() - 1.0) < 1e-5
+
+
+def test_perfect_maps_decode_to_the_exact_labels():
+    data = render_set(0, 6, size=64)
+    idx = np.arange(6)
+    t = T.targets(data, idx)
+    big = 20.0
+    out = {"centre": torch.where(t["heat"] == 1, big, -big), "size": t["reg"][:, :2], "offset": t["reg"][:, 2:4],
+           "junction": torch.where(t["jheat"] == 1, big, -big), "junction_offset": t["jreg"][:, :2]}
+    preds = T.decode(out, 64, top_k=50, junction_threshold=0.5)
+    from paperkit.methods.sve import metrics
+    from paperkit.methods.sve.render import labels_of
+
+    for i, p in enumerate(preds):
+        boxes, classes, junctions = labels_of(data, i)
+        keep = p["scores"] > 0.5
+        # every box whose centre cell is not shared comes back exactly
+        assert metrics.mean_average_precision([(p["boxes"][keep], p["classes"][keep], p["scores"][keep])],
+                                              [(boxes, classes)], 5)["map50"] > 0.99
+        assert metrics.match_points(p["junctions"], junctions, 1e-3) >= len(junctions) - 2
+
+
+def test_models_are_deterministic_and_shapes_fit():
+    cfg = {"widths": [8, 8, 16, 16], "channels": 16, "grid": 4, "router": "on", "concat": "channel"}
+    torch.manual_seed(0)
+    a = T.build_models(cfg)
+    torch.manual_seed(0)
+    b = T.build_models(cfg)
+    x = torch.rand(2, 1, 64, 64)
+    a["encoder"].eval()
+    b["encoder"].eval()
+    oa, ob = a["encoder"](x), b["encoder"](x)
+    assert torch.equal(oa["centre"], ob["centre"])
+    assert oa["centre"].shape == (2, 5, 16, 16) and oa["junction"].shape == (2, 1, 32, 32)
+    assert oa["boundary"].shape == (2, 1, 64, 64)
+
+
+def test_training_reduces_losses_and_counts_baseline_freezes_its_trunk():
+    data = render_set(1, 8, size=64)
+    cfg = {"widths": [8, 8, 16, 16], "channels": 16, "grid": 4, "router": "on", "concat": "channel"}
+    torch.manual_seed(0)
+    enc = T.build_models(cfg)["encoder"]
+    before = {k: v.clone() for k, v in enc.state_dict().items()}
+    curves = T.train_encoder(enc, data, kind="heads", epochs=3, batch_size=4, lr=5e-3, seed=0, device=torch.device("cpu"),
+                             train_parts=T.head_parameters)
+    after = enc.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before if k.startswith("backbone.") and "weight" in k)
+    assert not torch.equal(before["grounding.2.weight"], after["grounding.2.weight"])
+    assert curves[-1]["centre"] < curves[0]["centre"]
+
+
+@pytest.mark.parametrize("router, concat", [("on", "sequence"), ("equal", "channel"), ("global-only", "channel")])
+def test_probe_answers_with_every_router_mode(router, concat):
+    data = render_set(4, 3, size=64)
+    cfg = {"widths": [8, 8, 16, 16], "channels": 16, "grid": 4, "router": router, "concat": concat}
+    torch.manual_seed(0)
+    m = T.build_models(cfg)
+    for module in m.values():
+        module.eval()
+    answers, weights = T.probe_predict(m["encoder"], m["global"], m["router"], m["probe"], data, grid=4, batch_size=4,
+                                       device=torch.device("cpu"))
+    assert answers.shape == data["q_answer"].shape and weights.shape == (len(answers), 4)
+    assert ((answers >= 0) & (answers < data["q_options"])).all()   # masked options are never chosen
