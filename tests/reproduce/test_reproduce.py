@@ -21,6 +21,13 @@ def test_unmeetable_criterion_does_not_hold():
     assert RatioAtLeast("a", "b", 1e6).verdict(SEEDS3).verdict == criteria.FAILS
 
 
+def test_ratio_against_a_non_positive_baseline_does_not_hold():
+    """Returns -1.6 vs -0.7: the ratio 2.3 would pass "at least 90%" although the first is worse."""
+    v = RatioAtLeast("a", "b", 0.9).verdict([{"a": -1.6, "b": -0.7}])
+    assert v.verdict == criteria.FAILS and "not a comparison" in v.reason
+    assert RatioAtMost("a", "b", 10.0).verdict([{"a": 1.0, "b": 0.0}]).verdict == criteria.FAILS
+
+
 def test_value_inside_interval_holds():
     v = Interval("a", 1.0, 2.0).verdict(SEEDS3)  # mean 1.83
     assert v.verdict == criteria.HOLDS and "1.833" in v.reason

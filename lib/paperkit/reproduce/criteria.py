@@ -127,9 +127,14 @@ class _Ratio:
         return r <= self.bound if self.at_most else r >= self.bound
 
     def verdict(self, ms: Measurements) -> Verdict:
-        per_seed = [n / d if d else math.inf for n, d in zip(_values(ms, self.num), _values(ms, self.den), strict=True)]
-        mean_num, mean_den = mean_se(_values(ms, self.num))[0], mean_se(_values(ms, self.den))[0]
-        r = mean_num / mean_den if mean_den else math.inf
+        dens = _values(ms, self.den)
+        if any(d <= 0 for d in dens):
+            # A ratio compares sizes only when the baseline is positive: -1.6 / -0.7 = 2.3 "beats" -0.7.
+            return Verdict(FAILS, f"{self.den} <= 0 on some seed ({min(dens):.3g}): {self.num}/{self.den} "
+                                  "is not a comparison there")
+        per_seed = [n / d for n, d in zip(_values(ms, self.num), dens, strict=True)]
+        mean_num, mean_den = mean_se(_values(ms, self.num))[0], mean_se(dens)[0]
+        r = mean_num / mean_den
         op = "<=" if self.at_most else ">="
         what = f"{self.num}/{self.den} = {r:.3g} {op} {self.bound:g}"
         if self._check(r):

@@ -5,7 +5,7 @@ laptop is the tabular bound behind asymmetric critics (Theorem 3.3) and, on Haza
 full ≥ Unprivileged (SafeDreamer) with the cost near its limit.
 """
 
-from paperkit.reproduce.criteria import Interval, RatioAtLeast
+from paperkit.reproduce.criteria import Interval
 from paperkit.reproduce.measures import json_file
 from paperkit.reproduce.registry import Claim
 
@@ -17,8 +17,11 @@ def _bound(d):
 
 def _runs(d):
     pig, unp = json_file(d / "pig" / "summary.json"), json_file(d / "unprivileged" / "summary.json")
-    return {"return_pig": pig["return_mean"], "return_unprivileged": unp["return_mean"],
-            "cost_pig": pig["cost_mean"]}
+    ret_pig, ret_unp = pig["return_mean"], unp["return_mean"]
+    # "at least 90% of SafeDreamer's return", written so that it also reads right for negative returns
+    # (a ratio of two negative returns would call the worse one better).
+    return {"return_pig": ret_pig, "return_unprivileged": ret_unp, "cost_pig": pig["cost_mean"],
+            "margin_over_90pct": ret_pig - (ret_unp - 0.1 * abs(ret_unp))}
 
 
 def _train(variant, steps):
@@ -39,7 +42,7 @@ CLAIMS = (
           "(unprivileged) at equal seed and budget.",
           "Sec. 5 (GUARD: +136% over SafeDreamer)", "PIG above SafeDreamer on every task",
           (_train("pig", 4000), _train("unprivileged", 4000)), _runs,
-          RatioAtLeast("return_pig", "return_unprivileged", 0.9), metric="return_pig",
+          Interval("margin_over_90pct", lo=0.0), metric="margin_over_90pct",
           full_steps=(_train("pig", 20000), _train("unprivileged", 20000)), full_seeds=(0, 1, 2),
           quick_s=900, full_s=7200),
 )
