@@ -96,6 +96,21 @@ def _sift_down(hpos, hrun, size, i):
 
 
 @njit(cache=True, fastmath=False)
+def _build_heap(hpos, hrun, ridx, t, mu, scale, scores, fold_start, sizes):
+    """Heapify the next endpoint of every run that still has one (run j is at index ``ridx[j]``).
+    Returns the heap size."""
+    size = 0
+    for j in range(hpos.shape[0]):
+        if ridx[j] < sizes[j // 2]:
+            hpos[size] = _run_pos(j, ridx[j], t, mu, scale, scores, fold_start)
+            hrun[size] = j
+            size += 1
+    for i in range(size // 2 - 1, -1, -1):
+        _sift_down(hpos, hrun, size, i)
+    return size
+
+
+@njit(cache=True, fastmath=False)
 def _pop_point(b, hpos, hrun, size, ridx, counts, pk, sizes, leaving, t, mu, scale, scores, fold_start):
     """Take every run endpoint at position ``b`` off the heap: entering scores are counted at once,
     leaving folds are listed in ``leaving`` (they leave after the point). Returns (size, n_enter, n_leave)."""
@@ -169,14 +184,7 @@ def _sweep_one(t, mu, scale, scores, fold_start, sizes, u, codes, levels, cap, o
     hpos = np.empty(2 * K)
     hrun = np.empty(2 * K, dtype=np.int64)
     ridx = np.zeros(2 * K, dtype=np.int64)
-    size = 0
-    for j in range(2 * K):
-        if sizes[j // 2] > 0:
-            hpos[size] = _run_pos(j, 0, t, mu, scale, scores, fold_start)
-            hrun[size] = j
-            size += 1
-    for i in range(size // 2 - 1, -1, -1):
-        _sift_down(hpos, hrun, size, i)
+    size = _build_heap(hpos, hrun, ridx, t, mu, scale, scores, fold_start, sizes)
     leaving = np.empty(n, dtype=np.int64)
     counts = np.zeros(K)
     pk = np.empty(K)
@@ -256,14 +264,7 @@ def _sweep_one_tails(t, mu, scale, scores, fold_start, sizes, u, codes, levels, 
     hpos = np.empty(2 * K)
     hrun = np.empty(2 * K, dtype=np.int64)
     ridx = np.zeros(2 * K, dtype=np.int64)
-    size = 0
-    for j in range(2 * K):
-        if sizes[j // 2] > 0:
-            hpos[size] = _run_pos(j, 0, t, mu, scale, scores, fold_start)
-            hrun[size] = j
-            size += 1
-    for i in range(size // 2 - 1, -1, -1):
-        _sift_down(hpos, hrun, size, i)
+    size = _build_heap(hpos, hrun, ridx, t, mu, scale, scores, fold_start, sizes)
     leaving = np.empty(n, dtype=np.int64)
     counts = np.zeros(K)
     sum_counts = 0.0
@@ -298,14 +299,7 @@ def _sweep_one_tails(t, mu, scale, scores, fold_start, sizes, u, codes, levels, 
                         counts[k] = c
                         sum_counts += c
                         pk[k] = (1.0 + counts[k]) / (sizes[k] + 1.0)
-                    size = 0
-                    for j in range(2 * K):
-                        if ridx[j] < sizes[j // 2]:
-                            hpos[size] = _run_pos(j, ridx[j], t, mu, scale, scores, fold_start)
-                            hrun[size] = j
-                            size += 1
-                    for i in range(size // 2 - 1, -1, -1):
-                        _sift_down(hpos, hrun, size, i)
+                    size = _build_heap(hpos, hrun, ridx, t, mu, scale, scores, fold_start, sizes)
                     _evaluate(pk, n, sum_counts, u[t], codes, levels, seg)
                     for j in range(M):
                         if not seg[j]:  # cannot happen for monotone combiners; stay exact
