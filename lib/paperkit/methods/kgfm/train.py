@@ -28,7 +28,7 @@ class GraphTensors:
     @classmethod
     def build(cls, graph: Graph, lf: Lift, types: list[str], device: torch.device | str = "cpu") -> GraphTensors:
         return cls(graph, torch.as_tensor(graph.edges, dtype=torch.long, device=device),
-                   LiftTensors.from_lift(lf, types, device), graph.edge_index())
+                   LiftTensors.from_lift(lf, types, graph.relation_components(), device), graph.edge_index())
 
     def scores(self, model: MotifModel, queries: np.ndarray, hide: bool) -> torch.Tensor:
         """(B, n_entities) scores of (u, q, ?) for each query row (u, q, t); ``hide`` masks each query's edge."""
