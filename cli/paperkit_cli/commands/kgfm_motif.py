@@ -39,7 +39,8 @@ SETTINGS = "paperkit.methods.kgfm.run:MotifSettings"
 @click.option("--temperature", type=float, default=1.0, show_default=True,
               help="Self-adversarial temperature of the negatives' weights (> 0).")
 @click.option("--stop-accuracy", type=float, default=1.0, show_default=True,
-              help="With --labels: stop once this training-link accuracy is reached (0: train every epoch).")
+              help="With --labels: stop once this share of the training links is right by a logit margin of at "
+                   "least 1 (0: train every epoch).")
 @click.option("--init", default=None, type=click.Path(dir_okay=False), metavar="PT",
               help="Fine-tune from this model.pt (same --dim).")
 @max_hyperedges_option
@@ -52,8 +53,8 @@ def cli(train, train_queries, valid, test, labels, motifs, dim, layers, dropout,
 
     Ranking (default): tail and head queries of --train (heads through inverse relations), BCE with
     self-adversarial strict negatives, the query edge hidden. Classification (--labels): BCE on the labelled
-    links, stopping once --stop-accuracy of them are right. Writes to DIR: model.pt, metrics.json (filtered
-    MRR, Hits@1/3/10 overall, tails, heads; or accuracy), curve.csv (loss and valid MRR, or training-link
+    links, stopping once --stop-accuracy of them are right by a margin. Writes to DIR: model.pt, metrics.json
+    (filtered MRR, Hits@1/3/10 overall, tails, heads; or accuracy), curve.csv (loss and valid MRR, or training-link
     accuracy, per epoch), curves.png, rel_sim.png (cosine similarity of the
     relation representations z_q|q).
 
