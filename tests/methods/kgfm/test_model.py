@@ -7,7 +7,7 @@ import torch
 from paperkit.methods.kgfm.data import Graph, build_vocab, encode, filter_sets
 from paperkit.methods.kgfm.generators import connecthub, rule_graph, rules
 from paperkit.methods.kgfm.lift import lift
-from paperkit.methods.kgfm.model import ModelConfig, MotifModel
+from paperkit.methods.kgfm.model import ModelConfig, MotifModel, standardise_over_relations
 from paperkit.methods.kgfm.train import (
     GraphTensors,
     classify,
@@ -26,11 +26,12 @@ def small_kg(seed, n=15, n_rel=3, m=30):
     return np.unique(tr, axis=0), n, n_rel
 
 
-@pytest.mark.parametrize("family", ["f3", "ultra", "star3"])
-def test_scores_invariant_to_entity_and_relation_ids(family):
+@pytest.mark.parametrize("family,relation_norm", [("f3", False), ("ultra", False), ("star3", False),
+                                                  ("star3", True), ("ultra", True)])
+def test_scores_invariant_to_entity_and_relation_ids(family, relation_norm):
     torch.manual_seed(0)
     tr, n, R = small_kg(0)
-    model = MotifModel(ModelConfig(family=family, dim=16, layers=3)).eval()
+    model = MotifModel(ModelConfig(family=family, dim=16, layers=3, relation_norm=relation_norm)).eval()
     rng = np.random.default_rng(1)
     pe, pr = rng.permutation(n), rng.permutation(R)
     tr2 = np.stack([pe[tr[:, 0]], pr[tr[:, 1]], pe[tr[:, 2]]], 1)[rng.permutation(len(tr))]
@@ -41,6 +42,41 @@ def test_scores_invariant_to_entity_and_relation_ids(family):
         s1 = GraphTensors.build(g1, lift(g1, family), model.types).scores(model, q1, hide=True)
         s2 = GraphTensors.build(g2, lift(g2, family), model.types).scores(model, q2, hide=True)
     assert torch.allclose(s1, s2[:, torch.as_tensor(pe)], atol=1e-5)
+
+
+def test_relation_components_equal_breadth_first_search():
+    a, n, R = small_kg(3, n=10, n_rel=3, m=12)
+    b, _, _ = small_kg(4, n=10, n_rel=3, m=12)
+    tr = np.concatenate([a, b + [n, R, n]])  # two graphs side by side: disjoint entities and relations
+    g = Graph.from_triples(tr, 2 * n, 2 * R)
+    comp = g.relation_components()
+    touching: dict[int, set[int]] = {}  # relation -> entities of its edges
+    for h, r, t in g.edges.tolist():
+        touching.setdefault(r, set()).update((h, t))
+    for r in range(g.n_rel2):
+        reached, frontier = {r}, [r]  # relations reachable through shared entities
+        while frontier:
+            x = frontier.pop()
+            for y in touching:
+                if y not in reached and touching[x] & touching[y]:
+                    reached.add(y)
+                    frontier.append(y)
+        assert {y for y in touching if comp[y] == comp[r]} == reached
+    assert not set(comp[:R]) & set(comp[R:2 * R])  # the two graphs never share a component
+
+
+def test_standardise_over_relations_per_component():
+    rng = np.random.default_rng(0)
+    x = torch.as_tensor(rng.normal(3.0, 2.0, size=(3, 7, 4)), dtype=torch.float32)
+    comp = torch.tensor([0, 0, 1, 0, 1, 1, 2])
+    queries = torch.tensor([1, 4, 6])
+    out = standardise_over_relations(x, comp, queries).numpy()
+    for b, q in enumerate(queries.tolist()):
+        inside = (comp == comp[q]).numpy()
+        ref = x[b].numpy()[inside]
+        ref = (ref - ref.mean(0)) / np.sqrt(ref.var(0) + 1e-5)
+        np.testing.assert_allclose(out[b][inside], ref, rtol=1e-5, atol=1e-5)
+        assert not out[b][~inside].any()
 
 
 def test_toy_ranking_known_filtered_mrr():
@@ -86,18 +122,21 @@ def _connecthub_tensors(k, n_graphs, family, model):
     return out
 
 
-def _connecthub_accuracy(family, n_graphs, epochs, dim, seed=0):
-    """The example's settings (configs/connecthub.yaml): dim x 4 layers, lr 5e-4, stop at all training links right."""
+def _connecthub_accuracy(family, n_graphs, epochs, dim, seed=0, k=2, relation_norm=True):
+    """The example's settings (configs/connecthub.yaml): dim x 4 layers, lr 5e-4, the aggregate standardised
+    over relations, stop at all training links right."""
     torch.manual_seed(seed)
-    model = MotifModel(ModelConfig(family=family, dim=dim, layers=4, dropout=0.0))
-    (gtr, ltr, ytr), (gte, lte, yte) = _connecthub_tensors(2, n_graphs, family, model)
+    model = MotifModel(ModelConfig(family=family, dim=dim, layers=4, dropout=0.0, relation_norm=relation_norm))
+    (gtr, ltr, ytr), (gte, lte, yte) = _connecthub_tensors(k, n_graphs, family, model)
     train_classifier(model, gtr, ltr, ytr, epochs=epochs, batch_size=16, lr=5e-4, seed=seed, stop_accuracy=1.0)
     return float(np.mean((classify(model, gte, lte) > 0) == yte))
 
 
-def test_connecthub2_ultra_cannot_separate_small():
-    """ULTRA ≡ F2 (Thm 6.5): P and N centres get identical scores, so accuracy is exactly 1/2 at any training."""
-    assert _connecthub_accuracy("ultra", 3, 2, 8) == 0.5
+@pytest.mark.parametrize("relation_norm", [False, True])
+def test_connecthub2_ultra_cannot_separate_small(relation_norm):
+    """ULTRA ≡ F2 (Thm 6.5): P and N centres get identical scores, so accuracy is exactly 1/2 at any training;
+    standardising over relations applies one function to all of them and keeps WL ties."""
+    assert _connecthub_accuracy("ultra", 3, 2, 8, relation_norm=relation_norm) == 0.5
 
 
 @pytest.mark.heavy
@@ -114,6 +153,12 @@ def test_connecthub2_table1(family, seed, check):
         torch.set_num_threads(threads)
     assert check(acc), acc
     assert time.process_time() - t < 120
+
+
+@pytest.mark.heavy
+def test_connecthub3_star4_separates():
+    """Table 1 at k = 3 (the example's 3 graphs, seed 0): star4 reaches the held-out graph."""
+    assert _connecthub_accuracy("star4", 3, 30, 32, k=3) >= 0.95
 
 
 def _rules_mrr(family, seed, epochs, dim, layers, **scale):

@@ -116,6 +116,19 @@ class Graph:
     def n_rel2(self) -> int:
         return 2 * self.n_relations
 
+    def relation_components(self) -> np.ndarray:
+        """(2|R|,) id of the connected component of G each relation's edges lie in (a relation that spans two
+        components gets the id of the one they are joined into): the parts of a graph of several graphs."""
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        E, n = len(self.edges), self.n_entities
+        nodes = n + self.n_rel2  # entities, then relations; each edge joins its head, tail and relation
+        rows = np.concatenate([self.edges[:, 0], self.edges[:, 2]])
+        cols = np.concatenate([n + self.edges[:, 1]] * 2)
+        adj = coo_matrix((np.ones(2 * E), (rows, cols)), shape=(nodes, nodes))
+        return connected_components(adj, directed=False)[1][n:].astype(np.int64)
+
     def edge_index(self) -> dict[tuple[int, int, int], int]:
         return {(int(h), int(r), int(t)): i for i, (h, r, t) in enumerate(self.edges)}
 

@@ -155,6 +155,7 @@ class MotifSettings:
     dim: int = 64
     layers: int = 6
     dropout: float = 0.2
+    relation_norm: bool = False
     neg: int = 64
     epochs: int = 10
     batch_size: int = 16
@@ -261,9 +262,9 @@ def _model_and_tensors(s: MotifSettings, lg: LoadedGraph, init: dict | None):
 
     dev = resolve_device(s.device)
     torch.manual_seed(s.seed)
-    cfg = ModelConfig(family=s.motifs, dim=s.dim, layers=s.layers, dropout=s.dropout)
+    cfg = ModelConfig(family=s.motifs, dim=s.dim, layers=s.layers, dropout=s.dropout, relation_norm=s.relation_norm)
     if init is not None:
-        cfg = replace(cfg, layers=init["config"]["layers"])
+        cfg = replace(cfg, layers=init["config"]["layers"], relation_norm=init["config"].get("relation_norm", False))
     model = MotifModel(cfg).to(dev)
     if init is not None:
         _load_state(model, init, s.init or "checkpoint")
@@ -383,8 +384,8 @@ def execute_eval(inputs: EvalInputs, progress: Any = default_progress) -> dict[s
 
     s, ck = inputs.settings, inputs.checkpoint
     c = ck["config"]
-    ms = MotifSettings(motifs=c["family"], dim=c["dim"], layers=c["layers"], dropout=c["dropout"], seed=s.seed,
-                       device=s.device)
+    ms = MotifSettings(motifs=c["family"], dim=c["dim"], layers=c["layers"], dropout=c["dropout"],
+                       relation_norm=c.get("relation_norm", False), seed=s.seed, device=s.device)
     model, gt = _model_and_tensors(ms, inputs.graph, ck)
     filters = filter_sets(inputs.graph.triples, inputs.queries, n_relations=inputs.graph.vocab.n_relations)
     if s.epochs:
