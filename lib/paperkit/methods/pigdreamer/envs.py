@@ -375,7 +375,10 @@ class PointGoalCore(BatchCore):
         return self._batch(z, z.copy(), np.ones(self.n, np.bool_), np.zeros(self.n, np.bool_))
 
     def step(self, actions: Any) -> StepBatch:
-        actions = np.asarray(actions, dtype=np.float64).reshape(self.n, 2)
+        actions = np.asarray(actions)
+        if actions.dtype not in (np.float32, np.float64):     # float32 (a policy's) and float64 go in as they are
+            actions = actions.astype(np.float64)
+        actions = actions.reshape(self.n, 2)
         values, flags = self._outputs()
         _pg_step_batch(actions, self.horizon, self.moving, self.radius, self.goal_radius, self.bins, self.range,
                        self.noise, self.rng, self.pos, self.vel, self.goal, self.haz, self.t, self.done, self._obs,
