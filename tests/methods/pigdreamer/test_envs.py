@@ -57,7 +57,7 @@ def test_hazardnav_kernel_matches_its_python_reference():
     a.reset([1, 2, 3, 4])
     b.load_state(a.state())
     rng = np.random.default_rng(0)
-    out = [np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, bool), np.zeros(4, bool)]
+    out = [np.zeros((2, 4), np.float32), np.zeros((2, 4), bool)]    # (reward, cost), (is_first, is_last)
     ref = [x.copy() for x in out]
     for _ in range(150):
         act = rng.integers(0, 5, 4)
@@ -89,6 +89,42 @@ def test_hazardnav_rules():
         near = (np.abs(core.haz - core.agent[:, None]).max(-1) <= 1).sum()
         hidden_seen += near - patch.sum()
     assert hidden_seen > 0                                                            # some adjacent hazards hidden
+
+
+def _numpy_lidar(pos, points, bins, reach):
+    """Reference lidar: nearest object's 1 − d/reach per sector (numpy, one sector per object)."""
+    rel = points - pos[:, None, :]
+    sector = ((np.arctan2(rel[..., 1], rel[..., 0]) + np.pi) / (2 * np.pi) * bins).astype(int) % bins
+    reading = np.clip(1 - np.linalg.norm(rel, axis=-1) / reach, 0, 1)
+    out = np.zeros((len(pos), bins))
+    np.maximum.at(out, (np.arange(len(pos))[:, None].repeat(points.shape[1], 1), sector), reading)
+    return out
+
+
+def test_pointgoal_rules_against_a_numpy_reference():
+    """Without lidar noise, the numba kernel's reward (10 × progress, +1 at the goal), cost (inside a hazard's
+    radius) and both lidars equal a numpy reference; with noise, hazard bins far from any hazard read
+    max(0, N(0, 0.05²)): half of them zero, the rest with the half-normal's mean 0.05·√(2/π)."""
+    core = envs.PointGoalCore(128, noise=0.0)
+    core.reset(np.arange(128))
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        pos, goal, haz = core.pos.copy(), core.goal.copy(), core.haz.copy()
+        a = rng.uniform(-1, 1, (128, 2))
+        b = core.step(a)
+        new = np.clip(pos + 0.1 * a, -1, 1)
+        reached = np.linalg.norm(goal - new, axis=1) < 0.1
+        want = 10 * (np.linalg.norm(goal - pos, axis=1) - np.linalg.norm(goal - new, axis=1)) + reached
+        np.testing.assert_allclose(b.reward, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(b.cost, (np.linalg.norm(haz - new[:, None], axis=-1) < 0.15).any(1))
+        np.testing.assert_allclose(b.obs[:, :12], _numpy_lidar(new, haz, 12, 0.5), atol=1e-6)
+        np.testing.assert_allclose(b.obs[:, 12:24], _numpy_lidar(new, core.goal[:, None], 12, 0.5), atol=1e-6)
+    noisy = envs.PointGoalCore(4096)
+    b = noisy.reset(np.arange(4096))
+    far = _numpy_lidar(noisy.pos, noisy.haz, 12, 0.5) == 0
+    values = b.obs[:, :12][far]
+    assert abs((values == 0).mean() - 0.5) < 0.02
+    assert abs(values.mean() - 0.05 * np.sqrt(2 / np.pi) / 2) < 0.002
 
 
 def test_partial_observability_is_real():

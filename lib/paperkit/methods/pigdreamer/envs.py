@@ -7,7 +7,7 @@
   cell against the hazards before they move, so cost is a function of the privileged vector and action).
 * PointGoal-PO: a 2-D point robot in [-1, 1]² among circular hazards, seen through a short-range noisy lidar.
 
-Each task has a batched core stepping B copies at once (numba for HazardNav, numpy for PointGoal) and a
+Each task has a batched core stepping B copies at once (one numba kernel per task) and a
 single-copy gymnasium ``Env`` over the same core. Every copy draws from its own MINSTD stream (int64, the same
 numbers in numba and Python), so a copy's trajectory does not depend on B. Autoreset follows gymnasium's
 next-step mode: the call after an episode ends resets that copy (its action is ignored, reward and cost 0).
@@ -40,8 +40,10 @@ def stream_seed(seed: int, copy: int = 0) -> int:
 
 @njit(cache=True)
 def _uniform(rng: np.ndarray, i: int) -> float:
-    rng[i] = (rng[i] * 48271) % MINSTD
-    return rng[i] / MINSTD
+    x = rng[i] * 48271                      # < 2^47; x mod (2^31 − 1) by folding the high bits (no division)
+    x = (x & MINSTD) + (x >> 31)
+    rng[i] = x - MINSTD if x >= MINSTD else x
+    return rng[i] * (1.0 / MINSTD)
 
 
 @njit(cache=True)
@@ -150,16 +152,18 @@ def _hn_move_one(i, a, size, rng, agent, goal, haz, moving, move_prob, moves):
 
 @njit(cache=True)
 def _hn_step_batch(actions, size, horizon, reveal, moving, move_prob, moves, rng, agent, goal, haz, t, done,
-                   obs, priv, reward, cost, is_first, is_last):
+                   obs, priv, values, flags):
+    """One step of every copy; ``values`` rows are (reward, cost), ``flags`` rows (is_first, is_last)."""
     for i in range(actions.shape[0]):
         if done[i]:
             _hn_reset_one(i, size, rng, agent, goal, haz, t)
-            reward[i], cost[i], is_first[i], is_last[i] = 0.0, 0.0, True, False
+            values[0, i], values[1, i], flags[0, i], flags[1, i] = 0.0, 0.0, True, False
         else:
-            reward[i], cost[i] = _hn_move_one(i, actions[i], size, rng, agent, goal, haz, moving, move_prob, moves)
+            values[0, i], values[1, i] = _hn_move_one(i, actions[i], size, rng, agent, goal, haz, moving, move_prob,
+                                                      moves)
             t[i] += 1
-            is_first[i], is_last[i] = False, t[i] >= horizon
-        done[i] = is_last[i]
+            flags[0, i], flags[1, i] = False, t[i] >= horizon
+        done[i] = flags[1, i]
         _hn_observe_one(i, size, rng, agent, goal, haz, reveal, obs, priv)
 
 
@@ -181,6 +185,13 @@ class BatchCore:
     n_actions: int          # discrete: number of actions; continuous: action dimensions
     horizon: int
     _state_keys: tuple[str, ...] = ()
+
+    def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Fresh arrays a step kernel fills: rows (reward, cost) and rows (is_first, is_last)."""
+        return np.empty((2, self.n), np.float32), np.empty((2, self.n), np.bool_)
+
+    def _stepped(self, values: np.ndarray, flags: np.ndarray) -> StepBatch:
+        return self._batch(values[0], values[1], flags[0], flags[1])
 
     def _seed_streams(self, seeds: Any) -> None:
         if seeds is not None:
@@ -228,26 +239,109 @@ class HazardNavCore(BatchCore):
 
     def step(self, actions: Any) -> StepBatch:
         actions = np.asarray(actions, dtype=np.int64).reshape(self.n)
-        reward, cost = np.empty(self.n, np.float32), np.empty(self.n, np.float32)   # the kernel fills every entry
-        is_first, is_last = np.empty(self.n, np.bool_), np.empty(self.n, np.bool_)
+        values, flags = self._outputs()
         _hn_step_batch(actions, self.size, self.horizon, self.reveal, self.moving, self.move_prob, MOVES, self.rng,
-                       self.agent, self.goal, self.haz, self.t, self.done, self._obs, self._priv, reward, cost,
-                       is_first, is_last)
-        return self._batch(reward, cost, is_first, is_last)
+                       self.agent, self.goal, self.haz, self.t, self.done, self._obs, self._priv, values, flags)
+        return self._stepped(values, flags)
 
 
 # -------------------------------------------------------------------------------------- PointGoal
-def _np_uniform(rng: np.ndarray, shape: tuple[int, ...] = ()) -> np.ndarray:
-    """``prod(shape)`` MINSTD draws per copy, in copy order: (B, *shape)."""
-    out = np.empty((rng.shape[0], int(np.prod(shape))), np.float64)
-    for j in range(out.shape[1]):
-        rng[:] = (rng * 48271) % MINSTD
-        out[:, j] = rng / MINSTD
-    return out.reshape((rng.shape[0], *shape))
+@njit(cache=True)
+def _pg_place_one(i, rng, pos, vel, goal, haz, t):
+    """Uniform robot, goal and hazard positions in [-0.9, 0.9]² for copy i (a new episode)."""
+    pos[i, 0], pos[i, 1] = _uniform(rng, i) * 1.8 - 0.9, _uniform(rng, i) * 1.8 - 0.9
+    goal[i, 0], goal[i, 1] = _uniform(rng, i) * 1.8 - 0.9, _uniform(rng, i) * 1.8 - 0.9
+    for k in range(haz.shape[1]):
+        haz[i, k, 0], haz[i, k, 1] = _uniform(rng, i) * 1.8 - 0.9, _uniform(rng, i) * 1.8 - 0.9
+    vel[i, 0], vel[i, 1] = 0.0, 0.0
+    t[i] = 0
+
+
+@njit(cache=True)
+def _pg_lidar_one(i, pos, points, m, bins, lidar_range, out):
+    """Proximity 1 − d/range (clipped to [0, 1]) of the nearest of ``m`` objects in each of ``bins`` sectors."""
+    for b in range(bins):
+        out[b] = 0.0
+    for j in range(m):
+        rx, ry = points[j, 0] - pos[i, 0], points[j, 1] - pos[i, 1]
+        reading = min(max(1.0 - np.sqrt(rx * rx + ry * ry) / lidar_range, 0.0), 1.0)
+        if reading > 0.0:                   # out of range reads 0 in every sector: no angle needed
+            sector = int((np.arctan2(ry, rx) + np.pi) / (2 * np.pi) * bins) % bins
+            out[sector] = max(out[sector], reading)
+
+
+@njit(cache=True)
+def _pg_observe_one(i, rng, pos, vel, goal, haz, bins, lidar_range, noise, obs, priv, scratch):
+    """Noisy hazard lidar (N(0, 1) by Marsaglia's polar method: one accepted pair of uniforms gives the noise
+    of two bins), goal lidar, velocity; and the privileged vector (robot, goal, hazard positions)."""
+    _pg_lidar_one(i, pos, haz[i], haz.shape[1], bins, lidar_range, scratch)
+    spare = 0.0
+    for b in range(bins):
+        if b % 2 == 0:
+            while True:
+                x, y = 2.0 * _uniform(rng, i) - 1.0, 2.0 * _uniform(rng, i) - 1.0
+                r2 = x * x + y * y
+                if 0.0 < r2 < 1.0:
+                    break
+            scale = np.sqrt(-2.0 * np.log(r2) / r2)
+            gauss, spare = x * scale, y * scale
+        else:
+            gauss = spare
+        obs[i, b] = min(max(scratch[b] + noise * gauss, 0.0), 1.0)
+    _pg_lidar_one(i, pos, goal[i:i + 1], 1, bins, lidar_range, scratch)
+    for b in range(bins):
+        obs[i, bins + b] = scratch[b]
+    obs[i, 2 * bins], obs[i, 2 * bins + 1] = vel[i, 0], vel[i, 1]
+    priv[i, 0], priv[i, 1], priv[i, 2], priv[i, 3] = pos[i, 0], pos[i, 1], goal[i, 0], goal[i, 1]
+    for k in range(haz.shape[1]):
+        priv[i, 4 + 2 * k], priv[i, 5 + 2 * k] = haz[i, k, 0], haz[i, k, 1]
+
+
+@njit(cache=True)
+def _pg_reset_batch(rng, pos, vel, goal, haz, t, done, bins, lidar_range, noise, obs, priv):
+    scratch = np.empty(bins)
+    for i in range(pos.shape[0]):
+        _pg_place_one(i, rng, pos, vel, goal, haz, t)
+        done[i] = False
+        _pg_observe_one(i, rng, pos, vel, goal, haz, bins, lidar_range, noise, obs, priv, scratch)
+
+
+@njit(cache=True)
+def _pg_step_batch(actions, horizon, moving, radius, goal_radius, bins, lidar_range, noise, rng, pos, vel, goal,
+                   haz, t, done, obs, priv, values, flags):
+    """Velocity control (dt 0.1); reward 10 × progress to the goal (+1 on reaching it, which respawns), cost
+    1 inside a hazard's radius; moving hazards jitter by U(−0.02, 0.02). A finished copy resets instead."""
+    scratch = np.empty(bins)
+    for i in range(actions.shape[0]):
+        restart = done[i]
+        old = np.sqrt((goal[i, 0] - pos[i, 0]) ** 2 + (goal[i, 1] - pos[i, 1]) ** 2)
+        for d in range(2):
+            vel[i, d] = 0.0 if restart else min(max(actions[i, d], -1.0), 1.0)
+            pos[i, d] = min(max(pos[i, d] + 0.1 * vel[i, d], -1.0), 1.0)
+        new = np.sqrt((goal[i, 0] - pos[i, 0]) ** 2 + (goal[i, 1] - pos[i, 1]) ** 2)
+        hit = 0.0
+        for k in range(haz.shape[1]):
+            if np.sqrt((haz[i, k, 0] - pos[i, 0]) ** 2 + (haz[i, k, 1] - pos[i, 1]) ** 2) < radius:
+                hit = 1.0
+        reached = new < goal_radius
+        if reached and not restart:
+            goal[i, 0], goal[i, 1] = _uniform(rng, i) * 1.8 - 0.9, _uniform(rng, i) * 1.8 - 0.9
+        if moving and not restart:
+            for k in range(haz.shape[1]):
+                for d in range(2):
+                    haz[i, k, d] = min(max(haz[i, k, d] + _uniform(rng, i) * 0.04 - 0.02, -0.95), 0.95)
+        t[i] += 1
+        if restart:
+            _pg_place_one(i, rng, pos, vel, goal, haz, t)
+        done[i] = not restart and t[i] >= horizon
+        values[0, i] = 0.0 if restart else 10.0 * (old - new) + reached
+        values[1, i] = 0.0 if restart else hit
+        flags[0, i], flags[1, i] = restart, done[i]
+        _pg_observe_one(i, rng, pos, vel, goal, haz, bins, lidar_range, noise, obs, priv, scratch)
 
 
 class PointGoalCore(BatchCore):
-    """B point robots in [-1, 1]² (velocity control, dt 0.1) among circular hazards, numpy-vectorised.
+    """B point robots in [-1, 1]² (velocity control, dt 0.1) among circular hazards, stepped by one numba kernel.
 
     Observation: a hazard lidar and a goal lidar (``bins`` sectors each, range 0.5, value 1 − d/range of the
     nearest object in the sector, plus N(0, 0.05²) noise on hazard bins) and the robot's velocity."""
@@ -266,63 +360,30 @@ class PointGoalCore(BatchCore):
         self.pos, self.vel, self.goal = np.zeros((n, 2)), np.zeros((n, 2)), np.zeros((n, 2))
         self.haz = np.zeros((n, n_hazards, 2))
         self.t, self.done = np.zeros(n, np.int64), np.zeros(n, np.bool_)
-
-    def _place(self, mask: np.ndarray) -> None:
-        """New uniform robot, goal and hazard positions for the copies in ``mask`` (every copy draws, so a
-        copy's stream does not depend on the others)."""
-        draws = _np_uniform(self.rng, (2 + self.k, 2)) * 1.8 - 0.9
-        self.pos[mask], self.goal[mask], self.haz[mask] = draws[mask, 0], draws[mask, 1], draws[mask, 2:]
-        self.vel[mask] = 0.0
-        self.t[mask] = 0
-
-    def _respawn_goal(self, mask: np.ndarray) -> None:
-        g = _np_uniform(self.rng, (2,)) * 1.8 - 0.9
-        self.goal[mask] = g[mask]
-
-    def _lidar(self, points: np.ndarray) -> np.ndarray:
-        """(B, m, 2) object positions → (B, bins) proximity readings of the nearest object per sector."""
-        rel = points - self.pos[:, None, :]
-        dist = np.linalg.norm(rel, axis=-1)
-        sector = ((np.arctan2(rel[..., 1], rel[..., 0]) + np.pi) / (2 * np.pi) * self.bins).astype(np.int64) % self.bins
-        reading = np.clip(1.0 - dist / self.range, 0.0, 1.0)
-        out = np.zeros((self.n, self.bins))
-        np.maximum.at(out, (np.arange(self.n)[:, None].repeat(points.shape[1], 1), sector), reading)
-        return out
+        self._obs = np.zeros((n, 2 * bins + 2), np.float32)
+        self._priv = np.zeros((n, self.priv_dim), np.float32)
 
     def _batch(self, reward, cost, is_first, is_last) -> StepBatch:
-        noise = _np_uniform(self.rng, (2, self.bins))   # Box–Muller from two uniforms per bin
-        gauss = np.sqrt(-2.0 * np.log(noise[:, 0])) * np.cos(2 * np.pi * noise[:, 1])
-        hazard = np.clip(self._lidar(self.haz) + self.noise * gauss, 0.0, 1.0)
-        obs = np.concatenate([hazard, self._lidar(self.goal[:, None]), self.vel], 1).astype(np.float32)
-        priv = np.concatenate([self.pos, self.goal, self.haz.reshape(self.n, -1)], 1).astype(np.float32)
-        return StepBatch(obs, priv, reward.astype(np.float32), cost.astype(np.float32), is_first, is_last,
+        return StepBatch(self._obs.copy(), self._priv.copy(), reward, cost, is_first, is_last,
                          np.zeros(self.n, np.bool_))
 
     def reset(self, seeds: Any = None) -> StepBatch:
         self._seed_streams(seeds)
-        everyone = np.ones(self.n, np.bool_)
-        self._place(everyone)
-        self.done[:] = False
-        return self._batch(np.zeros(self.n), np.zeros(self.n), everyone, ~everyone)
+        _pg_reset_batch(self.rng, self.pos, self.vel, self.goal, self.haz, self.t, self.done, self.bins, self.range,
+                        self.noise, self._obs, self._priv)
+        z = np.zeros(self.n, np.float32)
+        return self._batch(z, z.copy(), np.ones(self.n, np.bool_), np.zeros(self.n, np.bool_))
 
     def step(self, actions: Any) -> StepBatch:
-        a = np.clip(np.asarray(actions, dtype=np.float64).reshape(self.n, 2), -1.0, 1.0)
-        restart = self.done.copy()
-        old = np.linalg.norm(self.goal - self.pos, axis=-1)
-        self.vel = np.where(restart[:, None], 0.0, a)
-        self.pos = np.clip(self.pos + 0.1 * self.vel, -1.0, 1.0)
-        new = np.linalg.norm(self.goal - self.pos, axis=-1)
-        cost = (np.linalg.norm(self.haz - self.pos[:, None], axis=-1) < self.radius).any(1).astype(np.float64)
-        reached = new < self.goal_radius
-        reward = 10.0 * (old - new) + reached
-        self._respawn_goal(reached & ~restart)
-        if self.moving:
-            jitter = _np_uniform(self.rng, (self.k, 2)) * 0.04 - 0.02
-            self.haz = np.clip(self.haz + jitter * ~restart[:, None, None], -0.95, 0.95)
-        self.t += 1
-        self._place(restart)
-        self.done = ~restart & (self.t >= self.horizon)
-        return self._batch(np.where(restart, 0.0, reward), np.where(restart, 0.0, cost), restart, self.done.copy())
+        actions = np.asarray(actions)
+        if actions.dtype not in (np.float32, np.float64):     # float32 (a policy's) and float64 go in as they are
+            actions = actions.astype(np.float64)
+        actions = actions.reshape(self.n, 2)
+        values, flags = self._outputs()
+        _pg_step_batch(actions, self.horizon, self.moving, self.radius, self.goal_radius, self.bins, self.range,
+                       self.noise, self.rng, self.pos, self.vel, self.goal, self.haz, self.t, self.done, self._obs,
+                       self._priv, values, flags)
+        return self._stepped(values, flags)
 
 
 # ---------------------------------------------------------------------------------- gymnasium API
