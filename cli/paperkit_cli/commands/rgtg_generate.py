@@ -30,7 +30,7 @@ SETTINGS = "paperkit.methods.rgtg.run:GenerateSettings"
               help="Validation prompts (rgtg-toy's val_prompts.jsonl): farma, cd, args and pargs each decode them "
                    "once at every --w-grid value and keep the w with the highest mean --scorer score for the test "
                    "--prompts (the RM's score scale is arbitrary, so w is a tuned hyperparameter).")
-@click.option("--w-grid", type=options.ListOf(options.FiniteFloat()), default="1,2,5,10,20", show_default=True,
+@click.option("--w-grid", type=options.ListOf(options.FiniteFloat()), default="1,2,5,10,20,50", show_default=True,
               metavar="LIST", help="Values of w searched on --val-prompts.")
 @click.option("--max-new", type=click.IntRange(min=1, max=100_000), default=10, show_default=True,
               help="New tokens per generation (fewer if the tokenizer's EOS comes first).")

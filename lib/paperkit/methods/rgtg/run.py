@@ -342,7 +342,7 @@ class GenerateSettings:
     methods: tuple[str, ...] = ("ref", "farma")
     k: int = 10
     w: float = 1.0
-    w_grid: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0, 20.0)  # searched on --val-prompts
+    w_grid: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0)  # searched on --val-prompts
     max_new: int = 10
     decode: str = "sample"
     n: int = 10
