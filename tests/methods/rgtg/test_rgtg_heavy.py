@@ -39,7 +39,7 @@ def _run(seed):
     lm = rm.MarkovLM(task.log_trans)
     prompts = torch.as_tensor(toy.sample(task, 200, 2, rng))
     val_prompts = torch.as_tensor(toy.sample(task, 200, 2, rng))
-    opt = np.mean([toy.optimum(task, p, k=10) for p in prompts.tolist()])
+    opt = np.mean([toy.optimum(task, p) for p in prompts.tolist()])
 
     def rewards(method, p=prompts, **kw):
         out, _ = decode.generate(lm, p, 10, method=method, k=10, seed=seed, score_impl="batched", **kw)

@@ -551,7 +551,8 @@ def _summarise(inputs: GenerateInputs, name: str, rows) -> dict[str, Any]:
     out["diversity_rouge_l"] = evaluate.diversity(groups.values())
     if inputs.true_reward is not None and inputs.lm.kind == "markov":
         s = inputs.settings
-        opt = [toy.optimum(task_from_files(inputs.lm, inputs.true_reward, len(p) + s.max_new), p, k=s.k)
+        # over every continuation: FaRMA/CD rank all tokens by LM logit + w r, so pi_ref's top k does not bound them
+        opt = [toy.optimum(task_from_files(inputs.lm, inputs.true_reward, len(p) + s.max_new), p)
                for p in inputs.prompts]
         out["optimum_mean"] = float(np.mean(opt))
     return out
