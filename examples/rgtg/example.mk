@@ -2,8 +2,8 @@
 # call table, true rewards, gap to the DP optimum (toy) and diversity. See rgtg/README.md.
 #   toy:  seed<s>/  a 20-token Markov pi_ref (rgtg-toy)
 #   char: char<s>/  a char-level pi_ref fitted to the shipped Shakespeare excerpt (rgtg-train-lm), one LM for all seeds
-# Reduced scale (a quarter of the default pairs, 100 test + 100 validation prompts, one thread) so the runs take
-# minutes on 2 cores. Each guided method's w is picked from --w-grid on the validation prompts.
+# toy: the defaults (4000 pairs, 200 test + 200 validation prompts); char: reduced (1000 pairs, 100 + 100 prompts)
+# so the runs take minutes on 2 cores. Each guided method's w is picked from --w-grid on the validation prompts.
 EXAMPLES += rgtg
 RGTG_SEEDS := 0 1 2
 RGTG_PY ?= python
@@ -20,7 +20,7 @@ rgtg/out/charlm/manifest.json:
 	$(PAPERKIT) rgtg-train-lm --corpus shakespeare --epochs 3 --d-model 48 -j 1 --run-dir $(@D) --resume -q > /dev/null
 
 rgtg/out/seed%/task/manifest.json:
-	$(PAPERKIT) rgtg-toy --pairs 1000 --heldout 200 --prompts 100 --val-prompts 100 --seed $* --run-dir $(@D) --resume -q > /dev/null
+	$(PAPERKIT) rgtg-toy --seed $* --run-dir $(@D) --resume -q > /dev/null
 
 rgtg/out/char%/task/manifest.json: rgtg/out/charlm/manifest.json
 	$(PAPERKIT) rgtg-toy --lm rgtg/out/charlm/lm.pt --length 24 --prompt-len 8 --min-len 24 --pairs 1000 \
