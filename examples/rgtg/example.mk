@@ -2,7 +2,8 @@
 # call table, true rewards, gap to the DP optimum (toy) and diversity. See rgtg/README.md.
 #   toy:  seed<s>/  a 20-token Markov pi_ref (rgtg-toy)
 #   char: char<s>/  a char-level pi_ref fitted to the shipped Shakespeare excerpt (rgtg-train-lm), one LM for all seeds
-# Reduced scale (a quarter of the default pairs, 100 prompts, one thread) so the runs take minutes on 2 cores.
+# toy: the defaults (4000 pairs, 200 test + 200 validation prompts); char: reduced (1000 pairs, 100 + 100 prompts)
+# so the runs take minutes on 2 cores. Each guided method's w is picked from --w-grid on the validation prompts.
 EXAMPLES += rgtg
 RGTG_SEEDS := 0 1 2
 RGTG_PY ?= python
@@ -19,11 +20,11 @@ rgtg/out/charlm/manifest.json:
 	$(PAPERKIT) rgtg-train-lm --corpus shakespeare --epochs 3 --d-model 48 -j 1 --run-dir $(@D) --resume -q > /dev/null
 
 rgtg/out/seed%/task/manifest.json:
-	$(PAPERKIT) rgtg-toy --pairs 1000 --heldout 200 --prompts 100 --seed $* --run-dir $(@D) --resume -q > /dev/null
+	$(PAPERKIT) rgtg-toy --seed $* --run-dir $(@D) --resume -q > /dev/null
 
 rgtg/out/char%/task/manifest.json: rgtg/out/charlm/manifest.json
 	$(PAPERKIT) rgtg-toy --lm rgtg/out/charlm/lm.pt --length 24 --prompt-len 8 --min-len 24 --pairs 1000 \
-	  --heldout 200 --prompts 100 --seed $* --run-dir $(@D) --resume -q > /dev/null
+	  --heldout 200 --prompts 100 --val-prompts 100 --seed $* --run-dir $(@D) --resume -q > /dev/null
 
 $(foreach l,$(RGTG_LOSSES),rgtg/out/%/rm-$(l)/manifest.json): rgtg/out/%/task/manifest.json
 	t=rgtg/out/$*/task; for loss in $(RGTG_LOSSES); do \
@@ -33,7 +34,7 @@ $(foreach l,$(RGTG_LOSSES),rgtg/out/%/rm-$(l)/manifest.json): rgtg/out/%/task/ma
 
 rgtg/out/%/gen/summary.json: $(foreach l,$(RGTG_LOSSES),rgtg/out/%/rm-$(l)/manifest.json)
 	d=rgtg/out/$*; $(PAPERKIT) rgtg-generate --lm $$d/task/lm.pt --prompts $$d/task/prompts.jsonl \
-	  --scorer $$d/task/reward.json --method ref --method farma=$$d/rm-farma/rm.pt \
+	  --scorer $$d/task/reward.json --val-prompts $$d/task/val_prompts.jsonl --method ref --method farma=$$d/rm-farma/rm.pt \
 	  --method cd=$$d/rm-cd-regress/rm.pt --method args=$$d/rm-seq/rm.pt --method pargs=$$d/rm-bt-prefix/rm.pt \
 	  --method best-of-n=$$d/rm-seq/rm.pt --max-new $(if $(findstring char,$*),16,10) \
 	  --seed $(RGTG_SEED) -j 1 --run-dir $$d/gen --resume -q > /dev/null

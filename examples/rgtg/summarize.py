@@ -27,6 +27,7 @@ def main(out: Path, prefix: str) -> None:
             v = np.array([np.nan if m.get(c) is None else m[c] for m in ms], dtype=float)
             row[c] = v.mean()
             row[c + "_se"] = v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.0
+        row["w"] = "/".join(f"{m['w']:g}" for m in ms) if all("w" in m for m in ms) else "—"
         rows.append(row)
     with open(out / f"table-{task}.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -46,11 +47,12 @@ def main(out: Path, prefix: str) -> None:
            title=f"rgtg, {task} task, {len(runs)} seeds")
     fig.tight_layout()
     fig.savefig(out / f"reward_vs_rm_calls-{task}.png", dpi=120)
-    print(f"| method | true reward | gap closed | LM calls/gen | RM calls/gen | µs/token | ROUGE-L |  ({task}, {len(runs)} seeds)")
-    print("|---|---|---|---|---|---|---|")
+    print(f"| method | true reward | gap closed | w (per seed) | LM calls/gen | RM calls/gen | µs/token | ROUGE-L |  "
+          f"({task}, {len(runs)} seeds)")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         gap = "—" if np.isnan(r["gap_closed"]) else f"{r['gap_closed']:.3f} ± {r['gap_closed_se']:.3f}"
-        print(f"| {r['method']} | {r['score_mean']:.2f} ± {r['score_mean_se']:.2f} | {gap} | "
+        print(f"| {r['method']} | {r['score_mean']:.2f} ± {r['score_mean_se']:.2f} | {gap} | {r['w']} | "
               f"{r['lm_calls_per_generation']:.0f} | {r['rm_calls_per_generation']:.0f} | "
               f"{1e6 * r['seconds_per_token']:.0f} | {r['diversity_rouge_l']:.3f} |")
 

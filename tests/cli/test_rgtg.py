@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-TOY = ["--vocab", "12", "--length", "8", "--pairs", "300", "--heldout", "60", "--prompts", "12"]
+TOY = ["--vocab", "12", "--length", "8", "--pairs", "300", "--heldout", "60", "--prompts", "12", "--val-prompts", "10"]
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +30,12 @@ def task(tmp_path_factory):
 def test_toy_writes_task_files(task):
     t = task / "task"
     for f in ("lm.pt", "reward.json", "pairs.jsonl", "heldout.jsonl", "prefixes.jsonl", "rollouts.jsonl",
-              "prompts.jsonl", "manifest.json"):
+              "prompts.jsonl", "val_prompts.jsonl", "manifest.json"):
         assert (t / f).is_file(), f
     row = json.loads((t / "pairs.jsonl").read_text().splitlines()[0])
     assert set(row) == {"prompt", "chosen", "rejected"} and row["chosen"] != row["rejected"]
     assert len((t / "prompts.jsonl").read_text().splitlines()) == 12
+    assert len((t / "val_prompts.jsonl").read_text().splitlines()) == 10
 
 
 def test_train_rm_outputs(task):
@@ -77,6 +78,36 @@ def test_farma_with_w0_equals_ref(pk, task, tmp_path):
     assert r.exit_code == 0, r.stderr
     gen = [json.loads(x) for x in (tmp_path / "g" / "generations.jsonl").read_text().splitlines()]
     assert [g["tokens"] for g in gen if g["method"] == "ref"] == [g["tokens"] for g in gen if g["method"] == "farma"]
+
+
+def test_generate_picks_w_on_validation(pk, task, tmp_path):
+    """Each guided method keeps the grid's w with the best validation mean; that mean is the score of a plain run
+    over the validation prompts at that w (validation seeds = --seed + 10000019), and the test generations are
+    those of a run with --w fixed at the picked value."""
+    t = task / "task"
+    grid = ("0", "3", "8")
+    r = _generate(pk, task, tmp_path / "tuned", "--method", "ref", "--method", "farma", "--method", "args",
+                  "--samples", "1", "--val-prompts", t / "val_prompts.jsonl", "--w-grid", ",".join(grid))
+    assert r.exit_code == 0, r.stderr
+    out = json.loads((tmp_path / "tuned" / "summary.json").read_text())
+    rows = {m["method"]: m for m in out["methods"]}
+    assert out["w_selection"] == "validation" and "w" not in rows["ref"]
+    for name in ("farma", "args"):
+        means = rows[name]["w_validation_means"]
+        assert set(means) == {"0.0", "3.0", "8.0"}
+        best = max(means.values())
+        assert rows[name]["w"] == min(float(w) for w, v in means.items() if v == best)
+    w = rows["farma"]["w"]
+    for name, prompts, seed in (("val", "val_prompts.jsonl", "10000019"), ("fixed", "prompts.jsonl", "0")):
+        r = pk("rgtg-generate", "--lm", t / "lm.pt", "--rm", task / "farma" / "rm.pt", "--prompts", t / prompts,
+               "--scorer", t / "reward.json", "--max-new", "5", "--k", "5", "--method", "farma", "--w", str(w),
+               "--samples", "1", "--seed", seed, "-j", "1", "--run-dir", tmp_path / name, "-q")
+        assert r.exit_code == 0, r.stderr
+    val = json.loads((tmp_path / "val" / "summary.json").read_text())["methods"][0]
+    assert val["score_mean"] == pytest.approx(rows["farma"]["w_validation_means"][repr(float(w))])
+    tokens = lambda d: [g["tokens"] for g in map(json.loads, (d / "generations.jsonl").read_text().splitlines())  # noqa: E731
+                        if g["method"] == "farma"]
+    assert tokens(tmp_path / "tuned") == tokens(tmp_path / "fixed")
 
 
 def _write(path, rows):
@@ -132,11 +163,16 @@ def _check(r, run_dir, codes):
     ("max-new over positions", ["--max-new", "100"], 2),
     ("farma with a scalar RM", ["--rm", "{seq}", "--method", "farma"], 2),
     ("unknown method", ["--method", "beam"], 2),
+    ("val prompts without a scorer", ["--val-prompts", "{prompts}"], 2),
+    ("w-grid without val prompts", ["--w-grid", "1,2"], 2),
+    ("w-grid nan", ["--w-grid", "1,nan"], 2),
+    ("val prompts without prompt", ["--val-prompts", "{no-prompt}", "--scorer", "{reward}"], 3),
 ])
 def test_generate_bad_input(pk, task, bad, tmp_path, case, args, code):
     t = task / "task"
     base = {"--lm": str(t / "lm.pt"), "--prompts": str(t / "prompts.jsonl"), "--rm": str(task / "farma" / "rm.pt")}
-    files = {**{k: str(v) for k, v in bad.items()}, "seq": str(task / "seq" / "rm.pt")}
+    files = {**{k: str(v) for k, v in bad.items()}, "seq": str(task / "seq" / "rm.pt"),
+             "prompts": str(t / "prompts.jsonl"), "reward": str(t / "reward.json")}
     given = [a.format(**files) if a.startswith("{") else a for a in args]
     for opt in list(base):
         if opt in given:

@@ -25,7 +25,13 @@ SETTINGS = "paperkit.methods.rgtg.run:GenerateSettings"
 @click.option("--k", type=click.IntRange(min=1), default=10, show_default=True,
               help="Top-k candidates per token (1 <= k <= vocabulary).")
 @click.option("--w", type=options.FiniteFloat(), default=1.0, show_default=True,
-              help="Reward weight: s(a) = LM logit(a) + w r(a | prefix).")
+              help="Reward weight: s(a) = LM logit(a) + w r(a | prefix) (ARGS/PARGS: log pi_ref(a) + w r(prefix, a)).")
+@click.option("--val-prompts", type=click.Path(dir_okay=False, path_type=str), default=None, metavar="JSONL",
+              help="Validation prompts (rgtg-toy's val_prompts.jsonl): farma, cd, args and pargs each decode them "
+                   "once at every --w-grid value and keep the w with the highest mean --scorer score for the test "
+                   "--prompts (the RM's score scale is arbitrary, so w is a tuned hyperparameter).")
+@click.option("--w-grid", type=options.ListOf(options.FiniteFloat()), default="1,2,5,10,20,50", show_default=True,
+              metavar="LIST", help="Values of w searched on --val-prompts.")
 @click.option("--max-new", type=click.IntRange(min=1, max=100_000), default=10, show_default=True,
               help="New tokens per generation (fewer if the tokenizer's EOS comes first).")
 @click.option("--decode", type=click.Choice(["sample", "greedy"]), default="sample", show_default=True,
@@ -41,18 +47,20 @@ SETTINGS = "paperkit.methods.rgtg.run:GenerateSettings"
 @options.device_option
 @options.jobs_option
 @options.run_dir_options
-def cli(lm_path, prompts, rm_path, scorer, seed, run_dir, resume, force, **_):
+def cli(lm_path, prompts, val_prompts, rm_path, scorer, seed, run_dir, resume, force, **_):
     """Decode every prompt with each --method on the same seeds, counting LM calls, RM calls, tokens and seconds.
 
     Writes to DIR: generations.jsonl (method, prompt_index, sample, prompt, tokens, text, lm_calls, rm_calls,
     seconds, score), summary.json and summary.csv (per method: mean score ± s.e., calls per generation and per
-    token, seconds per token, diversity, DP optimum and gap closed for a toy task), reward_vs_rm_calls.png,
+    token, seconds per token, diversity, DP optimum and gap closed for a toy task, the w used and, with
+    --val-prompts, the validation mean at every w of the grid), reward_vs_rm_calls.png,
     config.yaml, manifest.json. Prints one row per method on stderr and one JSON line per method on stdout.
 
     \b
     Examples:
       $ paperkit rgtg-generate --lm task/lm.pt --rm rm/rm.pt --prompts task/prompts.jsonl --scorer task/reward.json --run-dir gen/
       $ paperkit rgtg-generate --lm task/lm.pt --prompts task/prompts.jsonl --method ref --method farma=rm/rm.pt --method args=rm/rm.pt --method cd=rm-cd/rm.pt --k 5 --run-dir cmp/
+      $ paperkit rgtg-generate --lm task/lm.pt --rm rm/rm.pt --prompts task/prompts.jsonl --val-prompts task/val_prompts.jsonl --w-grid 1,2,5,10,20 --scorer task/reward.json --run-dir tuned/
     """
     import json
 
@@ -61,15 +69,20 @@ def cli(lm_path, prompts, rm_path, scorer, seed, run_dir, resume, force, **_):
     from paperkit_cli import runtime
 
     s = runtime.settings(rgtg.GenerateSettings)
-    inputs = rgtg.prepare_generate(s, lm_path=lm_path, prompts=prompts, rm_path=rm_path, scorer=scorer)
+    inputs = rgtg.prepare_generate(s, lm_path=lm_path, prompts=prompts, rm_path=rm_path, scorer=scorer,
+                                   val_prompts=val_prompts)
     run = runtime.start_run(run_dir, resume=resume, force=force)
     out = rgtg.execute_generate(inputs, run)
     summary = out["summary"]
     rgtg.add_gap_fraction(summary)
     io.write_jsonl(run.file("generations.jsonl"), out["rows"])
+    picked = val_prompts is not None
     io.write_json(run.file("summary.json"), {"methods": summary, "k": s.k, "w": s.w, "max_new": s.max_new,
+                                             "w_selection": "validation" if picked else "fixed",
+                                             **({"w_grid": list(s.w_grid), "val_prompts": len(inputs.val_prompts)}
+                                                if picked else {}),
                                              "prompts": len(inputs.prompts), "samples": s.samples})
-    tables.write_table(run.file("summary.csv"), summary)
+    tables.write_table(run.file("summary.csv"), [{k: v for k, v in m.items() if not isinstance(v, dict)} for m in summary])
     fig, ax = plots.new_figure()
     for m in summary:
         if "score_mean" in m:
@@ -77,10 +90,11 @@ def cli(lm_path, prompts, rm_path, scorer, seed, run_dir, resume, force, **_):
             ax.annotate(m["method"], (m["rm_calls_per_generation"], m["score_mean"]), textcoords="offset points",
                         xytext=(5, 5))
     ax.set(xlabel="RM calls per generation", ylabel="mean score (± 2 s.e.)", xscale="symlog",
-           title=f"rgtg-generate: k={s.k}, w={s.w:g}, {s.max_new} new tokens")
+           title=f"rgtg-generate: k={s.k}, w={'picked on validation' if picked else f'{s.w:g}'}, "
+                 f"{s.max_new} new tokens")
     plots.save_figure(fig, run.file("reward_vs_rm_calls.png"))
     options.report_table(summary, [("method", "method", ""), ("score_mean", "score", ".3f"), ("score_se", "s.e.", ".3f"),
-                                   ("gap_closed", "gap closed", ".2f"), ("lm_calls_per_generation", "LM calls", ".1f"),
+                                   ("gap_closed", "gap closed", ".2f"), ("w", "w", "g"), ("lm_calls_per_generation", "LM calls", ".1f"),
                                    ("rm_calls_per_generation", "RM calls", ".1f"), ("seconds_per_token", "s/token", ".2e"),
                                    ("diversity_rouge_l", "ROUGE-L", ".3f")], title="rgtg-generate")
     runtime.write_manifest(run_dir=run.path, seed=seed, inputs=inputs.paths)

@@ -25,6 +25,8 @@ SETTINGS = "paperkit.methods.rgtg.run:ToySettings"
               help="Held-out pairs (pair accuracy and constraint gap of rgtg-train-rm).")
 @click.option("--prompts", type=click.IntRange(1, 1_000_000), default=200, show_default=True,
               help="Test prompts (pi_ref samples of --prompt-len tokens).")
+@click.option("--val-prompts", type=click.IntRange(1, 1_000_000), default=200, show_default=True,
+              help="Validation prompts, drawn like the test prompts (rgtg-generate --val-prompts picks w on them).")
 @click.option("--beta", type=options.FiniteFloat(0.0, 100.0, min_open=True), default=3.0, show_default=True,
               help="Bradley-Terry temperature of the pair labels: P(a preferred) = sigmoid(beta (R(a) - R(b))).")
 @click.option("--lm", "lm_path", type=click.Path(dir_okay=False, path_type=str), default=None, metavar="LM.pt",
@@ -42,7 +44,8 @@ def cli(lm_path, run_dir, resume, force, seed, **_):
 
     Writes to DIR: lm.pt (the Markov LM, or a copy of --lm), reward.json (kind, vocab, length, lexicon, bigrams), pairs.jsonl and
     heldout.jsonl (one JSON object a line: prompt, chosen, rejected — space-separated tokens), prefixes.jsonl
-    (prompt, response), rollouts.jsonl (prompt, response, reward), prompts.jsonl (prompt), config.yaml,
+    (prompt, response), rollouts.jsonl (prompt, response, reward), prompts.jsonl and val_prompts.jsonl (prompt),
+    config.yaml,
     manifest.json. Prints one JSON line on stdout.
 
     \b
@@ -60,7 +63,7 @@ def cli(lm_path, run_dir, resume, force, seed, **_):
     inputs = prepare_toy(s, lm_path=lm_path)
     run = runtime.start_run(run_dir, resume=resume, force=force)
     info = execute_toy(inputs, run)
-    options.report(f"rgtg-toy: {info['pairs']} pairs, {info['prompts']} prompts, vocab {s.vocab}, lexicon "
+    options.report(f"rgtg-toy: {info['pairs']} pairs, {info['prompts']} + {info['val_prompts']} validation prompts, vocab {s.vocab}, lexicon "
                    f"{' '.join(info['lexicon_tokens'])} -> {run.path}")
     runtime.write_manifest(run_dir=run.path, seed=seed, inputs=[lm_path] if lm_path else ())
     options.echo_data(json.dumps({"run_dir": str(run.path), **info}))

@@ -30,6 +30,7 @@ class ToySettings:
     pairs: int = 4000
     heldout: int = 800
     prompts: int = 200
+    val_prompts: int = 200
     beta: float = 3.0
     seed: int = 0
 
@@ -64,7 +65,7 @@ def toy_vocab(n: int) -> store.WordVocab:
 
 def execute_toy(inputs: ToyInputs, run: Any) -> dict[str, Any]:
     """The task dir: lm.pt (Markov pi_ref, or a copy of the given LM), reward.json, pairs/heldout (prompt, chosen,
-    rejected), prefixes and rollouts (prompt, response[, reward]), prompts."""
+    rejected), prefixes and rollouts (prompt, response[, reward]), prompts and val_prompts."""
     import shutil
 
     from paperkit.core import io
@@ -97,6 +98,9 @@ def execute_toy(inputs: ToyInputs, run: Any) -> dict[str, Any]:
              "prefixes.jsonl": seq_rows(s.pairs, False), "rollouts.jsonl": seq_rows(s.pairs, True),
              "prompts.jsonl": [{"prompt": vocab.decode(p)} for p in
                                toy.sample(task, s.prompts, cut, rng, sampler=sampler).tolist()]}
+    # drawn last, so the files above do not depend on it: validation prompts for picking w (rgtg-generate)
+    files["val_prompts.jsonl"] = [{"prompt": vocab.decode(p)} for p in
+                                  toy.sample(task, s.val_prompts, cut, rng, sampler=sampler).tolist()]
     io.write_json(run.file("reward.json"), {
         "kind": "toy-lexicon-bigram", "vocab": vocab.tokens, "length": s.length,
         "lexicon": task.lexicon.tolist(),
@@ -338,6 +342,7 @@ class GenerateSettings:
     methods: tuple[str, ...] = ("ref", "farma")
     k: int = 10
     w: float = 1.0
+    w_grid: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0)  # searched on --val-prompts
     max_new: int = 10
     decode: str = "sample"
     n: int = 10
@@ -365,6 +370,10 @@ class GenerateInputs:
     true_reward: dict | None
     paths: list
     device: Any = "cpu"
+    val_prompts: list[list[int]] | None = None  # pick each guided method's w on these (by mean score)
+
+
+W_METHODS = decode.ONE_CALL + decode.K_CALLS  # the methods whose decoding uses w
 
 
 def parse_methods(items) -> list[tuple[str, str | None]]:
@@ -380,11 +389,18 @@ def parse_methods(items) -> list[tuple[str, str | None]]:
     return out
 
 
-def prepare_generate(s: GenerateSettings, *, lm_path, prompts, rm_path=None, scorer=None) -> GenerateInputs:
+def prepare_generate(s: GenerateSettings, *, lm_path, prompts, rm_path=None, scorer=None,
+                     val_prompts=None) -> GenerateInputs:
     import math
 
     if not math.isfinite(s.w):
         raise UsageError(f"--w {s.w}: expected a finite number")
+    if not s.w_grid or not all(math.isfinite(w) for w in s.w_grid):
+        raise UsageError(f"--w-grid {s.w_grid}: expected finite numbers")
+    if val_prompts is None and s.w_grid != GenerateSettings.w_grid:
+        raise UsageError("--w-grid is searched on --val-prompts: give --val-prompts JSONL (or a single --w)")
+    if val_prompts is not None and scorer is None:
+        raise UsageError("--val-prompts picks w by the mean score of validation generations: give --scorer")
     if s.max_new < 1:
         raise UsageError(f"--max-new {s.max_new}: expected at least 1")
     lm = store.load_lm(lm_path)
@@ -407,7 +423,8 @@ def prepare_generate(s: GenerateSettings, *, lm_path, prompts, rm_path=None, sco
                                  "scalar full-sequence RM (--loss seq): use it with args or best-of-n")
         specs.append(MethodSpec(name, model, path))
     ids = store.read_prompts(prompts, lm.vocab)
-    longest = max(len(p) for p in ids) + s.max_new
+    val_ids = None if val_prompts is None else store.read_prompts(val_prompts, lm.vocab)
+    longest = max(len(p) for p in ids + (val_ids or [])) + s.max_new
     for name, model in [(lm_path, lm), *loaded.items()]:
         limit = model.meta.get("config", {}).get("max_len")
         if limit is not None and longest > limit:
@@ -426,19 +443,19 @@ def prepare_generate(s: GenerateSettings, *, lm_path, prompts, rm_path=None, sco
     for model in [lm, scorer_model, *loaded.values()]:
         if model is not None:
             model.module.to(device)
-    return GenerateInputs(s, lm, specs, ids, scorer_model, true_reward,
-                          list(dict.fromkeys(p for p in [lm_path, prompts, rm_path, scorer] + [m.rm_path for m in specs] if p)),
-                          device)
+    paths = [lm_path, prompts, val_prompts, rm_path, scorer] + [m.rm_path for m in specs]
+    return GenerateInputs(s, lm, specs, ids, scorer_model, true_reward, list(dict.fromkeys(p for p in paths if p)),
+                          device, val_ids)
 
 
-def _decode_method(inputs: GenerateInputs, spec: MethodSpec, batch, seed):
+def _decode_method(inputs: GenerateInputs, spec: MethodSpec, batch, seed, w):
     s, lm = inputs.settings, inputs.lm
     ids, pads = (t.to(inputs.device) for t in decode.left_pad(batch))
     kw = dict(k=s.k, seed=seed, pad_left=pads, eos_id=lm.vocab.eos_id)
     if spec.name == "best-of-n":
         return decode.best_of_n(lm.module, ids, s.max_new, rm=spec.rm.module, n=s.n, **kw)
     rm_model = None if spec.rm is None else spec.rm.module
-    return decode.generate(lm.module, ids, s.max_new, method=spec.name, rm=rm_model, w=s.w,
+    return decode.generate(lm.module, ids, s.max_new, method=spec.name, rm=rm_model, w=w,
                            greedy=s.decode == "greedy", score_impl=s.score_impl, **kw)
 
 
@@ -446,31 +463,60 @@ def _trim(tokens, eos_id):
     return tokens[: tokens.index(eos_id) + 1] if eos_id is not None and eos_id in tokens else tokens
 
 
+def _decode_rows(inputs: GenerateInputs, spec: MethodSpec, prompts, sample: int, w: float, seed: int) -> list[dict]:
+    """One generation per prompt (batches of --batch-size), with its per-row share of the counters."""
+    s, eos, rows = inputs.settings, inputs.lm.vocab.eos_id, []
+    for start in range(0, len(prompts), s.batch_size):
+        batch = prompts[start: start + s.batch_size]
+        out, c = _decode_method(inputs, spec, batch, seed + start, w)
+        for i, (p, toks) in enumerate(zip(batch, out.tolist(), strict=True)):
+            rows.append({"method": spec.name, "prompt_index": start + i, "sample": sample, "prompt": p,
+                         "tokens": _trim(toks, eos), "lm_calls": c.lm_calls / len(batch),
+                         "rm_calls": c.rm_calls / len(batch), "seconds": c.seconds / len(batch)})
+    return rows
+
+
+def _validation_means(inputs: GenerateInputs, spec: MethodSpec, run: Any) -> dict[str, float]:
+    """Mean validation score of ``spec`` at every w of --w-grid (one sample per validation prompt, its own seeds)."""
+    def compute():
+        means = {}
+        for w in inputs.settings.w_grid:
+            rows = _decode_rows(inputs, spec, inputs.val_prompts, 0, w, inputs.settings.seed + 10_000_019)
+            _score(inputs, rows)
+            means[repr(float(w))] = float(np.mean([r["score"] for r in rows]))
+        return means
+
+    return run.cached(f"val-{spec.name}", compute, fmt="json")
+
+
+def pick_w(means: dict[str, float]) -> float:
+    """The w with the highest validation mean (the smallest such w on a tie)."""
+    return min((-v, float(w)) for w, v in means.items())[1]
+
+
 def execute_generate(inputs: GenerateInputs, run: Any, progress: Any = default_progress) -> dict[str, Any]:
     s = inputs.settings
+    validate = inputs.val_prompts is not None
+    chosen = {spec.name: s.w for spec in inputs.methods}
+    val_means = {}
+    for spec in inputs.methods:
+        if validate and spec.name in W_METHODS:
+            val_means[spec.name] = _validation_means(inputs, spec, run)
+            chosen[spec.name] = pick_w(val_means[spec.name])
     jobs = [(spec, j) for spec in inputs.methods for j in range(s.samples)]
     rows_all, summary = [], []
-    eos = inputs.lm.vocab.eos_id
     with progress(total=len(jobs), desc="generate", unit="method x sample") as bar:
         for spec, j in jobs:
-            def compute(spec=spec, j=j):
-                rows = []
-                for start in range(0, len(inputs.prompts), s.batch_size):
-                    batch = inputs.prompts[start: start + s.batch_size]
-                    out, c = _decode_method(inputs, spec, batch, s.seed + 1000 * j + start)
-                    per_row_rm = c.rm_calls / len(batch)
-                    for i, (p, toks) in enumerate(zip(batch, out.tolist(), strict=True)):
-                        toks = _trim(toks, eos)
-                        rows.append({"method": spec.name, "prompt_index": start + i, "sample": j, "prompt": p,
-                                     "tokens": toks, "lm_calls": c.lm_calls / len(batch),
-                                     "rm_calls": per_row_rm, "seconds": c.seconds / len(batch)})
-                return rows
-
-            rows_all += run.cached(f"gen-{spec.name}-{j}", compute, fmt="json")
+            rows_all += run.cached(f"gen-{spec.name}-{j}", lambda spec=spec, j=j: _decode_rows(
+                inputs, spec, inputs.prompts, j, chosen[spec.name], s.seed + 1000 * j), fmt="json")
             bar.update(1)
     _score(inputs, rows_all)
     for spec in inputs.methods:
         summary.append(_summarise(inputs, spec.name, [r for r in rows_all if r["method"] == spec.name]))
+        if spec.name in W_METHODS:
+            summary[-1]["w"] = chosen[spec.name]
+        if spec.name in val_means:
+            summary[-1]["w_validation_means"] = val_means[spec.name]
     for r in rows_all:
         r["text"] = inputs.lm.vocab.decode(r["tokens"])
         r["prompt"] = inputs.lm.vocab.decode(r["prompt"])
@@ -505,7 +551,8 @@ def _summarise(inputs: GenerateInputs, name: str, rows) -> dict[str, Any]:
     out["diversity_rouge_l"] = evaluate.diversity(groups.values())
     if inputs.true_reward is not None and inputs.lm.kind == "markov":
         s = inputs.settings
-        opt = [toy.optimum(task_from_files(inputs.lm, inputs.true_reward, len(p) + s.max_new), p, k=s.k)
+        # over every continuation: FaRMA/CD rank all tokens by LM logit + w r, so pi_ref's top k does not bound them
+        opt = [toy.optimum(task_from_files(inputs.lm, inputs.true_reward, len(p) + s.max_new), p)
                for p in inputs.prompts]
         out["optimum_mean"] = float(np.mean(opt))
     return out
