@@ -268,6 +268,7 @@ def _invocations(text):
     for line in joined.splitlines():
         for m in re.finditer(r"(?:\bpaperkit|\$\(PAPERKIT\)|\$\{PAPERKIT\}|\$PAPERKIT)\s+([a-z][a-z0-9-]+)(.*)", line):
             rest = re.split(r"\s(?:\||&&|;|>|2>|&)\s?|\s#\s", " " + m.group(2) + " ")[0]
+            rest = rest.split("`")[0]  # inline code in Markdown ends at the closing backtick
             try:
                 tokens = shlex.split(rest, comments=False)
             except ValueError:
