@@ -117,8 +117,19 @@ def test_agent_features_average_each_agents_history():
     hist = [np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 1.0]]), np.array([[2.0, 1.0], [4.0, 1.0], [6.0, 1.0]])]
     feats = agent_features(hist)
     mean = np.array([1.0, 3.0, 5.0])
-    np.testing.assert_allclose(feats[:, 0], (mean - mean.mean()) / mean.std())
-    assert (feats[:, 1] == 0).all()   # constant across agents: no information
+    pooled = np.std([0.0, 2, 4, 2, 4, 6])   # the feature's spread over every step and agent
+    np.testing.assert_allclose(feats[:, 0], (mean - mean.mean()) / pooled)
+    assert (feats[:, 1] == 0).all()   # constant: no information
+
+
+def test_agent_features_do_not_amplify_uninformative_dimensions():
+    """A feature that barely differs between agents (relative to its spread over time) stays small; z-scoring the
+    agent means would have scaled it to the same weight as the feature that separates two teams."""
+    rng = np.random.default_rng(0)
+    team = np.array([0, 0, 0, 1, 1, 1])
+    hist = [np.stack([team + rng.normal(0, 0.3, 6), 0.5 + rng.normal(0, 0.3, 6)], 1) for _ in range(400)]
+    feats = agent_features(hist)
+    assert np.abs(feats[:, 1]).max() < 0.2 < np.abs(feats[:, 0]).min()
 
 
 @pytest.fixture(scope="module")

@@ -340,10 +340,16 @@ def rollout(env: Any, learner: Learner, seeds: list[int], epsilon: float, gen: t
                     padded(terms, bool), padded(filled, bool), stats, taken)
 
 
-def agent_features(history: deque) -> np.ndarray:
-    """Per-agent mean observation over the history, z-scored per feature across agents (constant features → 0)."""
-    mean = np.mean(np.stack(list(history)), 0).astype(np.float64)          # (n, d)
-    spread = mean.std(0)
+def agent_features(history: deque | list) -> np.ndarray:
+    """Per-agent mean observation over the history, centred across agents and divided per feature by its spread
+    over the whole history (all steps and agents; constant features → 0).
+
+    The pooled spread puts features in comparable units without amplifying the small between-agent differences
+    of uninformative features (z-scoring the n agent means did: with 6 agents, 18 near-constant occupancy cells
+    outweighed the 8 position and prey-offset features that separate the teams)."""
+    steps = np.stack(list(history)).astype(np.float64)                      # (T, n, d)
+    mean = steps.mean(0)
+    spread = steps.reshape(-1, steps.shape[-1]).std(0)
     return np.where(spread > 1e-8, (mean - mean.mean(0)) / np.where(spread > 1e-8, spread, 1.0), 0.0)
 
 
@@ -399,6 +405,7 @@ def train(env: Any, cfg: TrainConfig, seed: int, device: Any = "cpu", eval_env: 
     groups = [{"step": 0, "k": 1, "groups": [0] * env.n_agents, "silhouette": None, "moved_fraction": None,
                "accepted": True, "kind": "initial"}]
     labels: np.ndarray | None = None
+    proposal: np.ndarray | None = None
     t_env, episodes, last_target, next_cluster, next_eval = 0, 0, 0, cfg.cluster_every, 0
     losses: dict[str, float] = {}
     timing = {"cluster_s": 0.0, "rollout_s": 0.0, "update_s": 0.0, "eval_s": 0.0}
@@ -441,11 +448,11 @@ def train(env: Any, cfg: TrainConfig, seed: int, device: Any = "cpu", eval_env: 
         if cfg.uses_hgcn and cfg.grouping != "single" and t_env >= next_cluster and len(history) >= 2:
             if cfg.grouping == "dynamic" or labels is None:
                 t0 = time.perf_counter()
-                g = choose_groups(labels, agent_features(history), cfg.k_min, cfg.k_max, cfg.stability, seed)
+                g = choose_groups(labels, agent_features(history), cfg.k_min, cfg.k_max, cfg.stability, seed, proposal)
                 timing["cluster_s"] += time.perf_counter() - t0
-                labels = g.labels
+                labels, proposal = g.labels, g.proposal
                 learner.set_groups(labels)
-                groups.append({"step": t_env, "k": g.k, "groups": labels.tolist(),
+                groups.append({"step": t_env, "k": g.k, "groups": labels.tolist(), "proposed": g.proposal.tolist(),
                                "silhouette": None if np.isnan(g.silhouette) else g.silhouette,
                                "moved_fraction": g.moved_fraction, "accepted": g.accepted, "kind": cfg.grouping})
             next_cluster += cfg.cluster_every
