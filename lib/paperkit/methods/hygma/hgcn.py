@@ -60,9 +60,9 @@ class HypergraphAttention(nn.Module):
             xt = torch.relu(xt)
         edges = (xt.transpose(1, 2) @ inc.edge_mean.T).transpose(1, 2)   # (B, E, d) member means: one GEMM
         q, k = self._split(self.query(xt)), self._split(self.key(edges))
-        attention = torch.softmax(_pairs(q, k) * self.scale, dim=-1)       # (B, heads, n, E)
+        attention = torch.softmax((q @ k.transpose(-1, -2)) * self.scale, dim=-1)   # (B, heads, n, E)
         if self.mode == "code":
-            mixed = _mix(attention, self._split(edges)).transpose(1, 2).reshape(xt.shape)
+            mixed = (attention @ self._split(edges)).transpose(1, 2).reshape(xt.shape)
             return torch.relu(self.out(mixed)), attention
         return torch.relu(self._normalised_conv(xt, (attention + inc.member) * 0.5, inc.dv)), attention
 
@@ -73,22 +73,10 @@ class HypergraphAttention(nn.Module):
         xs = self._split(xt)
         if dv is not None:
             xs = xs * dv
-        nodes = _mix(ha * de, _mix(ha.transpose(-1, -2), xs))
+        nodes = (ha * de) @ (ha.transpose(-1, -2) @ xs)
         if dv is not None:
             nodes = nodes * dv
         return nodes.transpose(1, 2).reshape(xt.shape)
-
-
-# Products of the (n × E)-sized matrices per (batch, head): n and E are a handful, so a broadcast multiply-and-sum
-# is several times faster than ``@``, which becomes thousands of tiny batched GEMMs (forward and backward).
-def _pairs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a (..., m, d), b (..., e, d) → a bᵀ (..., m, e)."""
-    return (a.unsqueeze(-2) * b.unsqueeze(-3)).sum(-1)
-
-
-def _mix(w: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """w (..., m, e), v (..., e, d) → w v (..., m, d)."""
-    return (w.unsqueeze(-1) * v.unsqueeze(-3)).sum(-2)
 
 
 class HGCN(nn.Module):
