@@ -3,7 +3,13 @@ import pytest
 from sklearn.metrics import adjusted_rand_score
 
 from paperkit.core.errors import ConfigError
-from paperkit.methods.hygma.grouping import choose_groups, cluster_agents, incidence_matrix, moved_fraction
+from paperkit.methods.hygma.grouping import (
+    assignment_ari,
+    choose_groups,
+    cluster_agents,
+    incidence_matrix,
+    moved_fraction,
+)
 
 
 def _blobs(per_blob=4, seed=0):
@@ -38,6 +44,38 @@ def test_moved_fraction_ignores_group_names_and_incidence_is_a_partition():
     assert moved_fraction(np.array([0, 0, 1, 1]), np.array([0, 1, 1, 1])) == 0.25
     h = incidence_matrix(np.array([2, 2, 0, 1]))
     assert h.shape == (3, 4) and np.array_equal(h.sum(axis=0), np.ones(4))
+
+
+def _two_teams(seed=0):
+    rng = np.random.default_rng(seed)
+    truth = np.array([0, 0, 0, 1, 1, 1])
+    return np.array([[0.0, 0.0], [8.0, 0.0]])[truth] + rng.normal(scale=0.3, size=(6, 2)), truth
+
+
+def test_the_paper_rule_alone_never_replaces_a_two_group_partition_at_delta_06():
+    """Minimised over group names, at most half the agents can move between 2-group partitions: 1/2 < δ = 0.6."""
+    features, truth = _two_teams()
+    wrong = np.array([0, 0, 1, 1, 1, 0])            # one swap away from the truth: 2 of 6 agents
+    assert moved_fraction(wrong, truth) == pytest.approx(1 / 3)
+    assert max(moved_fraction(wrong, np.array(p)) for p in np.ndindex(*(2,) * 6) if len(set(p)) == 2) == 0.5
+    first = choose_groups(wrong, features, 2, 2, stability=0.6)
+    assert not first.accepted and np.array_equal(first.labels, wrong) and np.array_equal(first.proposal, truth)
+
+
+def test_a_proposal_repeated_twice_in_a_row_is_adopted():
+    features, truth = _two_teams()
+    wrong = np.array([0, 0, 1, 1, 1, 0])
+    first = choose_groups(wrong, features, 2, 2, stability=0.6)
+    second = choose_groups(first.labels, features, 2, 2, stability=0.6, last_proposal=first.proposal)
+    assert second.accepted and adjusted_rand_score(truth, second.labels) == 1.0
+    other = choose_groups(wrong, features, 2, 2, stability=0.6, last_proposal=np.array([0, 1, 0, 1, 0, 1]))
+    assert not other.accepted   # a one-off proposal that moves few agents is still rejected
+
+
+def test_assignment_ari_ignores_agents_that_never_helped():
+    helped = np.array([[3, 0], [2, 1], [0, 4], [1, 5], [0, 0], [0, 0]])   # agents 4 and 5 never helped
+    assert assignment_ari([0, 0, 1, 1, 0, 1], helped) == 1.0
+    assert assignment_ari([0, 1, 1, 1, 0, 1], helped[[0, 4, 5]]) is None   # one helper: no ground truth
 
 
 @pytest.mark.parametrize(("k_min", "k_max", "stability"), [(3, 2, 0.5), (2, 12, 0.5), (2, 3, 1.5)])

@@ -73,6 +73,23 @@ def test_attention_loss_reaches_the_attention_parameters_through_the_learner():
     assert learner.agent.hgcn.layers[0].key.weight.grad.abs().sum() > 0
 
 
+def test_hgcn_on_valid_steps_only_leaves_the_outputs_of_valid_steps_unchanged():
+    """The learner skips the HGCN on padded steps after an episode's end; the GRU never looks back, so every
+    output up to the end equals the full computation's."""
+    core, learner = _learner("hygma-qmix", env="pp", preset="easy")
+    learner.set_groups(np.array([0, 0, 1]))
+    batch = _batch(core, learner, n=8)
+    last = np.concatenate([np.full_like(batch["actions"][:, :1], -1), batch["actions"]], 1)
+    x = torch.as_tensor(agent_inputs(batch["obs"], last, core.n_actions))
+    ends = torch.tensor([1, 3, 5, 8, 13, 20, 21, 21])   # episodes that end after these many observations
+    valid = torch.arange(x.shape[1])[None] < ends[:, None]
+    full, _, feats_full, _ = learner.agent.unroll(x, learner.hypergraph)
+    part, _, feats, atts = learner.agent.unroll(x, learner.hypergraph, valid)
+    torch.testing.assert_close(part[valid], full[valid])
+    assert feats.shape[0] == atts[0].shape[0] == int(valid.sum())
+    torch.testing.assert_close(feats, feats_full[valid.reshape(-1)])
+
+
 def test_td_loss_equals_a_hand_computed_double_q_target_with_vdn():
     core, learner = _learner("vdn", env="pp", gamma=0.9)
     batch = _batch(core, learner)
@@ -83,7 +100,8 @@ def test_td_loss_equals_a_hand_computed_double_q_target_with_vdn():
     x = torch.as_tensor(agent_inputs(batch["obs"], last, core.n_actions))
     out, _, _, _ = learner.agent.unroll(x, learner.incidence)
     tb = {k: torch.as_tensor(v) for k, v in batch.items()}
-    loss = learner._td_loss(tb, x, out, tb["filled"].float()).item()
+    valid = torch.cat([torch.ones_like(tb["filled"][:, :1]), tb["filled"]], 1)
+    loss = learner._td_loss(tb, x, out, tb["filled"].float(), valid).item()
     q = out.detach().numpy()
     qt = learner.target_agent.unroll(x, learner.incidence)[0].detach().numpy()
     total, count = 0.0, 0
@@ -117,8 +135,19 @@ def test_agent_features_average_each_agents_history():
     hist = [np.array([[0.0, 1.0], [2.0, 1.0], [4.0, 1.0]]), np.array([[2.0, 1.0], [4.0, 1.0], [6.0, 1.0]])]
     feats = agent_features(hist)
     mean = np.array([1.0, 3.0, 5.0])
-    np.testing.assert_allclose(feats[:, 0], (mean - mean.mean()) / mean.std())
-    assert (feats[:, 1] == 0).all()   # constant across agents: no information
+    pooled = np.std([0.0, 2, 4, 2, 4, 6])   # the feature's spread over every step and agent
+    np.testing.assert_allclose(feats[:, 0], (mean - mean.mean()) / pooled)
+    assert (feats[:, 1] == 0).all()   # constant: no information
+
+
+def test_agent_features_do_not_amplify_uninformative_dimensions():
+    """A feature that barely differs between agents (relative to its spread over time) stays small; z-scoring the
+    agent means would have scaled it to the same weight as the feature that separates two teams."""
+    rng = np.random.default_rng(0)
+    team = np.array([0, 0, 0, 1, 1, 1])
+    hist = [np.stack([team + rng.normal(0, 0.3, 6), 0.5 + rng.normal(0, 0.3, 6)], 1) for _ in range(400)]
+    feats = agent_features(hist)
+    assert np.abs(feats[:, 1]).max() < 0.2 < np.abs(feats[:, 0]).min()
 
 
 @pytest.fixture(scope="module")

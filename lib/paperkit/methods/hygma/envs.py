@@ -41,13 +41,16 @@ class Step:
 
 
 def _window(grid: np.ndarray, pos: np.ndarray, v: int) -> np.ndarray:
-    """(B, n, (2v+1)², C) cells around each agent from ``grid`` (B, G+2v, G+2v, C), padded by v."""
+    """(B, n, (2v+1)², C) cells around each agent from ``grid`` (B, G+2v, G+2v, C), padded by v.
+
+    One flat row index into the (B·rows·cols, C) view: a single-array gather is ~3× faster than indexing
+    with four broadcast index arrays."""
+    batch, rows, cols, channels = grid.shape
     off = np.arange(-v, v + 1)
-    rows = pos[:, :, 0, None, None] + v + off[:, None]
-    cols = pos[:, :, 1, None, None] + v + off[None, :]
-    b = np.arange(grid.shape[0])[:, None, None, None]
-    cells = grid[b, rows, cols]
-    return cells.reshape(pos.shape[0], pos.shape[1], -1, grid.shape[-1])
+    r = pos[:, :, 0, None, None] + v + off[:, None]
+    c = pos[:, :, 1, None, None] + v + off[None, :]
+    flat = (np.arange(batch)[:, None, None, None] * rows + r) * cols + c
+    return np.take(grid.reshape(-1, channels), flat.reshape(batch, pos.shape[1], -1), axis=0)
 
 
 def _padded(batch: int, size: int, v: int, channels: int) -> np.ndarray:
@@ -92,10 +95,12 @@ class GridCore(ABC):
         return np.array([divmod(free[i], self.size) for i in pick], dtype=np.int64)
 
     def _move_mask(self, pos: np.ndarray, blocked: np.ndarray | None = None) -> np.ndarray:
-        target = pos[:, :, None, :] + MOVES[None, None]
-        ok = ((target >= 0) & (target < self.size)).all(-1)
+        """(B, n, A) available moves: per-coordinate bounds (no (B, n, 5, 2) temporaries), then ``blocked`` cells."""
+        ok = np.ones((*pos.shape[:2], len(MOVES)), bool)
+        ok[..., 1], ok[..., 2] = pos[..., 0] > 0, pos[..., 0] < self.size - 1
+        ok[..., 3], ok[..., 4] = pos[..., 1] > 0, pos[..., 1] < self.size - 1
         if blocked is not None:   # (B, G, G) cells agents may not enter
-            t = np.clip(target, 0, self.size - 1)
+            t = np.clip(pos[:, :, None, :] + MOVES[None, None], 0, self.size - 1)
             b = np.arange(pos.shape[0])[:, None, None]
             ok &= ~blocked[b, t[..., 0], t[..., 1]]
             ok[..., 0] = True
@@ -110,13 +115,18 @@ class GridCore(ABC):
         self.rngs = [np.random.default_rng(int(s)) for s in seeds]
         self.t = 0
         self._reset()
-        return self._observe(np.zeros(self.batch, np.float32), np.zeros(self.batch, bool))
+        return self._keep_mask(self._observe(np.zeros(self.batch, np.float32), np.zeros(self.batch, bool)))
 
     def step(self, actions: np.ndarray) -> Step:
         actions = np.asarray(actions, dtype=np.int64)
         self.t += 1
         reward, done = self._step(actions)
-        return self._observe(reward.astype(np.float32), done | (self.t >= self.horizon))
+        return self._keep_mask(self._observe(reward.astype(np.float32), done | (self.t >= self.horizon)))
+
+    def _keep_mask(self, step: Step) -> Step:
+        """Remember the observed action mask: the next ``_step`` applies it instead of recomputing it."""
+        self.available = step.mask
+        return step
 
     @property
     @abstractmethod
@@ -158,7 +168,7 @@ class PredatorPrey(GridCore):
         return mask
 
     def _step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        self.pos = self._apply_moves(self.pos, actions, self._mask())
+        self.pos = self._apply_moves(self.pos, actions, self.available)
         self.reached |= (self.pos == self.prey[:, None]).all(-1)
         return -0.05 * (~self.reached).sum(1), self.reached.all(1)
 
@@ -206,7 +216,7 @@ class GroupCapture(GridCore):
         self.helped = np.zeros((self.batch, self.n_agents, self.n_preys), np.float32)
 
     def _step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        self.pos = self._apply_moves(self.pos, actions, self._move_mask(self.pos))
+        self.pos = self._apply_moves(self.pos, actions, self.available)
         near = np.abs(self.pos[:, :, None] - self.prey[:, None]).max(-1) <= 1     # (B, n, m)
         caught = near.sum(1) >= self.needed                                         # (B, m)
         self.helped += near * caught[:, None]
@@ -273,7 +283,7 @@ class LevelForaging(GridCore):
 
     def _step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         loading = actions == 5
-        self.pos = self._apply_moves(self.pos, actions, self._mask())
+        self.pos = self._apply_moves(self.pos, actions, self.available)
         adjacent = np.abs(self.pos[:, :, None] - self.food[:, None]).sum(-1) == 1   # (B, n, f)
         power = (adjacent * (loading * self.level)[..., None]).sum(1)               # (B, f)
         got = self.alive & (power >= self.food_level)

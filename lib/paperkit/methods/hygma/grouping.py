@@ -2,8 +2,9 @@
 
 Per-agent features (one row per agent id) are clustered with scikit-learn's SpectralClustering on a
 kNN affinity (normalised Laplacian, k-means on its eigenvectors); k in [k_min, k_max] maximises the
-silhouette score. The stability rule keeps the old partition unless more than δ·n agents moved.
-Labels are always indexed by agent id (the official code indexed batch-major rows: fixed here).
+silhouette score. The stability rule keeps the old partition unless more than δ·n agents moved, or the
+clustering proposes the same partition twice in a row (see :func:`choose_groups`). Labels are always
+indexed by agent id (the official code indexed batch-major rows: fixed here).
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from paperkit.core.errors import ConfigError, InputError
 
 @dataclass(frozen=True)
 class Grouping:
-    """One clustering decision: the labels in force, the proposal's k and silhouette, and moved fraction."""
+    """One clustering decision: the labels in force, the proposal (its labels, k and silhouette), moved fraction."""
 
     labels: np.ndarray
     k: int
     silhouette: float
     moved_fraction: float
     accepted: bool
+    proposal: np.ndarray
 
 
 def _check_range(n_agents: int, k_min: int, k_max: int) -> None:
@@ -75,17 +77,25 @@ def moved_fraction(old: np.ndarray, new: np.ndarray) -> float:
 
 
 def choose_groups(previous: np.ndarray | None, features: np.ndarray, k_min: int, k_max: int,
-                  stability: float, seed: int = 0) -> Grouping:
-    """Recluster and apply the stability rule: accept only if more than ``stability``·n agents moved."""
+                  stability: float, seed: int = 0, last_proposal: np.ndarray | None = None) -> Grouping:
+    """Recluster and apply the stability rule: accept if more than ``stability``·n agents moved, or if the
+    proposal repeats ``last_proposal`` (the previous clustering's proposal) exactly.
+
+    The repeat clause is ours. The moved fraction is minimised over group names, so with k = 2 it never
+    exceeds 1/2: under the paper's rule alone, δ = 0.6 (the official code) freezes the first 2-group
+    partition for the whole run, and with 6 agents any δ ≥ 1/3 blocks every correction between two 3+3
+    splits. A partition that the clustering returns twice in a row is persistent, not noise, so it is
+    adopted; a one-off proposal that moves few agents is still rejected."""
     if not 0.0 <= stability <= 1.0:
         raise ConfigError(f"stability δ must be in [0, 1], got {stability}")
     labels, k, score = cluster_agents(features, k_min, k_max, seed)
     if previous is None:
-        return Grouping(labels, k, score, 1.0, True)
+        return Grouping(labels, k, score, 1.0, True, labels)
     moved = moved_fraction(previous, labels)
-    if moved > stability:
-        return Grouping(labels, k, score, moved, True)
-    return Grouping(canonical_labels(previous), int(np.max(previous)) + 1, score, moved, False)
+    repeated = last_proposal is not None and moved > 0 and moved_fraction(last_proposal, labels) == 0
+    if moved > stability or repeated:
+        return Grouping(labels, k, score, moved, True, labels)
+    return Grouping(canonical_labels(previous), int(np.max(previous)) + 1, score, moved, False, labels)
 
 
 def incidence_matrix(labels: np.ndarray) -> np.ndarray:
@@ -95,11 +105,13 @@ def incidence_matrix(labels: np.ndarray) -> np.ndarray:
 
 
 def assignment_ari(labels: np.ndarray | list, helped: np.ndarray | list) -> float | None:
-    """ARI between groups and each agent's most-helped target (argmax over ``helped`` (agents, targets));
-    None when nothing was helped (no ground truth yet)."""
+    """ARI between groups and each agent's most-helped target (argmax over ``helped`` (agents, targets)),
+    over the agents that helped at least once (an agent that never helped has no target: argmax would
+    call it target 0); None when fewer than two agents helped (no ground truth yet)."""
     from sklearn.metrics import adjusted_rand_score
 
     helped = np.asarray(helped, dtype=np.float64)
-    if helped.sum() == 0:
+    active = helped.sum(1) > 0
+    if active.sum() < 2:
         return None
-    return float(adjusted_rand_score(helped.argmax(1), np.asarray(labels)))
+    return float(adjusted_rand_score(helped[active].argmax(1), np.asarray(labels)[active]))

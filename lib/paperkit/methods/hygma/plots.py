@@ -14,10 +14,14 @@ def _mean_se(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray, np.nda
     length = min(len(p) for p in per)
     steps = np.mean([[float(r["step"]) for r in p[:length]] for p in per], 0)
     vals = np.array([[np.nan if r.get(key) in (None, "") else float(r[key]) for r in p[:length]] for p in per])
-    if not np.isfinite(vals).all():   # a column this algorithm does not log (group ARI of a baseline)
+    if not np.isfinite(vals).any():   # a column this algorithm does not log (group ARI of a baseline)
         return steps, np.full(length, np.nan), np.zeros(length)
-    se = vals.std(0, ddof=1) / np.sqrt(len(per)) if len(per) > 1 else np.zeros(length)
-    return steps, vals.mean(0), se
+    # group ARI is missing at an evaluation where fewer than two agents helped catch: average what there is
+    count = np.isfinite(vals).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.nansum(vals, 0) / count
+        spread = np.sqrt(np.nansum((vals - mean) ** 2, 0) / (count - 1))
+    return steps, np.where(count > 0, mean, np.nan), np.where(count > 1, spread / np.sqrt(count), 0.0)
 
 
 def curves_figure(runs: list[tuple[str, list[dict], list[dict]]]) -> Any:

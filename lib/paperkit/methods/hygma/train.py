@@ -24,7 +24,7 @@ from torch import nn
 
 from paperkit.core.errors import ConvergenceError
 from paperkit.methods.hygma.grouping import assignment_ari, choose_groups, incidence_matrix
-from paperkit.methods.hygma.hgcn import HGCN, attention_loss, consistency_loss
+from paperkit.methods.hygma.hgcn import HGCN, Incidence, attention_loss, consistency_loss
 from paperkit.methods.hygma.mixers import QMixer, VDNMixer
 
 ALGOS = ("hygma-qmix", "hygma-ac", "qmix", "vdn", "iql")
@@ -84,15 +84,22 @@ class Agent(nn.Module):
         self.head = nn.Linear(cfg.hidden, n_actions)
         self.value = nn.Linear(cfg.hidden, 1) if cfg.algo == "hygma-ac" else None
 
-    def encode(self, x: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None, list]:
-        """x (..., n, d) → per-agent input of the GRU, the HGCN features and attentions (None/[] without HGCN)."""
+    def encode(self, x: torch.Tensor, h: torch.Tensor | Incidence, valid: torch.Tensor | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor | None, list]:
+        """x (..., n, d) → per-agent input of the GRU, the HGCN features and attentions (None/[] without HGCN).
+
+        With ``valid`` (x's leading shape, bool) the HGCN runs on the valid rows only (padded steps after an
+        episode's end get zero features: their outputs are masked and a GRU does not look back), and the
+        features and attentions returned are those rows'."""
         if self.hgcn is None:
             return torch.relu(self.fc(x)), None, []
         lead = x.shape[:-2]
         flat = x.reshape(-1, *x.shape[-2:])
-        feats, atts = self.hgcn(flat, h)
-        z = torch.relu(self.fc(torch.cat([feats, flat], -1)))
-        return z.view(*lead, *z.shape[-2:]), feats.view(*lead, *feats.shape[-2:]), atts
+        keep = None if valid is None else valid.reshape(-1)
+        feats, atts = self.hgcn(flat if keep is None else flat[keep], h)
+        full = feats if keep is None else feats.new_zeros(flat.shape[0], *feats.shape[1:]).index_put((keep,), feats)
+        z = torch.relu(self.fc(torch.cat([full, flat], -1)))
+        return z.view(*lead, *z.shape[-2:]), feats, atts
 
     def recur(self, z: torch.Tensor, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """One GRU step over (B, n, hidden) → outputs, new hidden, value (or None)."""
@@ -101,9 +108,10 @@ class Agent(nn.Module):
         value = self.value(hid)[..., 0] if self.value is not None else None
         return self.head(hid), hid, value
 
-    def unroll(self, x: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, list]:
-        """x (B, T, n, d) → outputs (B, T, n, A), values (B, T, n) or None, HGCN features, attentions."""
-        z, feats, atts = self.encode(x, h)
+    def unroll(self, x: torch.Tensor, h: torch.Tensor | Incidence, valid: torch.Tensor | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, list]:
+        """x (B, T, n, d) → outputs (B, T, n, A), values (B, T, n) or None, HGCN features (rows, n, out), attentions."""
+        z, feats, atts = self.encode(x, h, valid)
         b, t, n, d = z.shape
         hid = self.gru(z.permute(0, 2, 1, 3).reshape(b * n, t, d))[0].view(b, n, t, -1).permute(0, 2, 1, 3)
         vals = self.value(hid)[..., 0] if self.value is not None else None
@@ -177,10 +185,14 @@ class Learner:
         if self.value_based:
             self.target_agent = copy.deepcopy(self.agent)
             self.target_mixer = copy.deepcopy(self.mixer)
-        self.incidence = torch.ones(1, n_agents, device=device)
+        self.set_incidence(torch.ones(1, n_agents, device=device))
+
+    def set_incidence(self, h: torch.Tensor) -> None:
+        """The hyperedges in force (E, n), and their terms that every HGCN call reuses."""
+        self.incidence, self.hypergraph = h, Incidence.of(h)
 
     def set_groups(self, labels: np.ndarray) -> None:
-        self.incidence = torch.as_tensor(incidence_matrix(labels), device=self.device)
+        self.set_incidence(torch.as_tensor(incidence_matrix(labels), device=self.device))
 
     def update_targets(self) -> None:
         if self.value_based:
@@ -188,11 +200,11 @@ class Learner:
             if self.mixer is not None and self.target_mixer is not None:
                 self.target_mixer.load_state_dict(self.mixer.state_dict())
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def act(self, x: np.ndarray, hidden: torch.Tensor, mask: np.ndarray, epsilon: float,
             gen: torch.Generator) -> tuple[np.ndarray, torch.Tensor, list]:
         """Masked ε-greedy (value) or sampled (policy) actions for (B, n, d) inputs."""
-        z, _, atts = self.agent.encode(torch.as_tensor(x, device=self.device), self.incidence)
+        z, _, atts = self.agent.encode(torch.as_tensor(x, device=self.device), self.hypergraph)
         out, hidden, _ = self.agent.recur(z, hidden)
         avail = torch.as_tensor(mask, device=self.device)
         out = out.masked_fill(~avail, -1e9)
@@ -212,8 +224,7 @@ class Learner:
         if feats is None:
             return zero, zero
         h = self.incidence
-        b, t = feats.shape[:2]
-        cons = consistency_loss(feats.reshape(b * t, *feats.shape[2:]), h)
+        cons = consistency_loss(feats, h)
         att = sum(attention_loss(a, h) for a in atts) / len(atts)
         return cons, att
 
@@ -223,10 +234,11 @@ class Learner:
         last = np.concatenate([np.full_like(batch["actions"][:, :1], -1), batch["actions"]], 1)
         x = torch.as_tensor(agent_inputs(batch["obs"], last, self.n_actions), device=self.device)
         filled = tb["filled"].float()
-        out, values, feats, atts = self.agent.unroll(x, self.incidence)
+        valid = torch.cat([torch.ones_like(tb["filled"][:, :1]), tb["filled"]], 1)   # obs steps up to each end
+        out, values, feats, atts = self.agent.unroll(x, self.hypergraph, valid)
         cons, att = self._aux(feats, atts)
         if self.value_based:
-            task = self._td_loss(tb, x, out, filled)
+            task = self._td_loss(tb, x, out, filled, valid)
         else:
             task = self._ac_loss(tb, out, values, filled)
         loss = task + cfg.lambda_consistency * cons + cfg.lambda_attention * att
@@ -239,12 +251,13 @@ class Learner:
         return {"loss": loss.item(), "task_loss": task.item(), "consistency": cons.item(), "attention_kl": att.item(),
                 "grad_norm": grad_norm.item()}
 
-    def _td_loss(self, tb: dict, x: torch.Tensor, out: torch.Tensor, filled: torch.Tensor) -> torch.Tensor:
+    def _td_loss(self, tb: dict, x: torch.Tensor, out: torch.Tensor, filled: torch.Tensor,
+                 valid: torch.Tensor) -> torch.Tensor:
         """Double-Q: the online net picks argmax a' (masked), the target nets value it; Q_tot via the mixer."""
         avail = tb["mask"].bool()
         chosen = out[:, :-1].gather(-1, tb["actions"][..., None]).squeeze(-1)
         with torch.no_grad():
-            target_out, _, _, _ = self.target_agent.unroll(x, self.incidence)
+            target_out, _, _, _ = self.target_agent.unroll(x, self.hypergraph, valid)
             best = out[:, 1:].detach().masked_fill(~avail[:, 1:], -1e9).argmax(-1, keepdim=True)
             target_q = target_out[:, 1:].gather(-1, best).squeeze(-1)
         if self.mixer is not None:
@@ -340,10 +353,16 @@ def rollout(env: Any, learner: Learner, seeds: list[int], epsilon: float, gen: t
                     padded(terms, bool), padded(filled, bool), stats, taken)
 
 
-def agent_features(history: deque) -> np.ndarray:
-    """Per-agent mean observation over the history, z-scored per feature across agents (constant features → 0)."""
-    mean = np.mean(np.stack(list(history)), 0).astype(np.float64)          # (n, d)
-    spread = mean.std(0)
+def agent_features(history: deque | list) -> np.ndarray:
+    """Per-agent mean observation over the history, centred across agents and divided per feature by its spread
+    over the whole history (all steps and agents; constant features → 0).
+
+    The pooled spread puts features in comparable units without amplifying the small between-agent differences
+    of uninformative features (z-scoring the n agent means did: with 6 agents, 18 near-constant occupancy cells
+    outweighed the 8 position and prey-offset features that separate the teams)."""
+    steps = np.stack(list(history)).astype(np.float64)                      # (T, n, d)
+    mean = steps.mean(0)
+    spread = steps.reshape(-1, steps.shape[-1]).std(0)
     return np.where(spread > 1e-8, (mean - mean.mean(0)) / np.where(spread > 1e-8, spread, 1.0), 0.0)
 
 
@@ -399,6 +418,7 @@ def train(env: Any, cfg: TrainConfig, seed: int, device: Any = "cpu", eval_env: 
     groups = [{"step": 0, "k": 1, "groups": [0] * env.n_agents, "silhouette": None, "moved_fraction": None,
                "accepted": True, "kind": "initial"}]
     labels: np.ndarray | None = None
+    proposal: np.ndarray | None = None
     t_env, episodes, last_target, next_cluster, next_eval = 0, 0, 0, cfg.cluster_every, 0
     losses: dict[str, float] = {}
     timing = {"cluster_s": 0.0, "rollout_s": 0.0, "update_s": 0.0, "eval_s": 0.0}
@@ -441,11 +461,11 @@ def train(env: Any, cfg: TrainConfig, seed: int, device: Any = "cpu", eval_env: 
         if cfg.uses_hgcn and cfg.grouping != "single" and t_env >= next_cluster and len(history) >= 2:
             if cfg.grouping == "dynamic" or labels is None:
                 t0 = time.perf_counter()
-                g = choose_groups(labels, agent_features(history), cfg.k_min, cfg.k_max, cfg.stability, seed)
+                g = choose_groups(labels, agent_features(history), cfg.k_min, cfg.k_max, cfg.stability, seed, proposal)
                 timing["cluster_s"] += time.perf_counter() - t0
-                labels = g.labels
+                labels, proposal = g.labels, g.proposal
                 learner.set_groups(labels)
-                groups.append({"step": t_env, "k": g.k, "groups": labels.tolist(),
+                groups.append({"step": t_env, "k": g.k, "groups": labels.tolist(), "proposed": g.proposal.tolist(),
                                "silhouette": None if np.isnan(g.silhouette) else g.silhouette,
                                "moved_fraction": g.moved_fraction, "accepted": g.accepted, "kind": cfg.grouping})
             next_cluster += cfg.cluster_every
@@ -467,5 +487,5 @@ def load_learner(ckpt: dict, device: Any = "cpu") -> Learner:
     learner.agent.load_state_dict(ckpt["agent"])
     if learner.mixer is not None and ckpt["mixer"]:
         learner.mixer.load_state_dict(ckpt["mixer"])
-    learner.incidence = ckpt["incidence"].to(device)
+    learner.set_incidence(ckpt["incidence"].to(device))
     return learner
