@@ -80,8 +80,10 @@ def test_encode_resume_then_predict_and_eval_reproduce_metrics(pk, tmp_path):
     assert abs(json.loads(r.stdout)["boundary"]["f1"] - stored["boundary"]["f1"]) <= 1e-6
 
 
+@pytest.mark.heavy
 def test_shipped_checkpoint_reproduces_its_stored_metrics_and_finds_primitives(pk, tmp_path):
-    """sve-small on its held-out set (sve-eval64): the stored metrics within 1e-6, and real detections."""
+    """sve-small on its held-out set (sve-eval64): the stored metrics within 1e-6, and real detections.
+    ~15-25 s of CPU: heavy; CI checks the same round trip on a tiny run above."""
     import torch
 
     from paperkit.methods.sve.inputs import SHIPPED_EVAL, SHIPPED_EVAL64, SHIPPED_MODEL
