@@ -30,6 +30,14 @@ def main(out: Path) -> None:
                      mean_se([m["boundary"]["f1"] for m in ms])]
             cells += [mean_se([m["probe_accuracy"].get(t, float("nan")) for m in ms]) for t in types]
             print(f"| {kind} | " + " | ".join(cells) + " |")
+    if runs["primitives"] and len(runs["primitives"]) == len(runs["counts"]):   # paired by seed
+        pairs = list(zip(runs["primitives"], runs["counts"], strict=True))
+        cells = [mean_se([p["map50"] - c["map50"] for p, c in pairs]),
+                 mean_se([p["junction"]["f1"] - c["junction"]["f1"] for p, c in pairs]),
+                 mean_se([p["boundary"]["f1"] - c["boundary"]["f1"] for p, c in pairs])]
+        cells += [mean_se([p["probe_accuracy"].get(t, float("nan")) - c["probe_accuracy"].get(t, float("nan"))
+                           for p, c in pairs]) for t in types]
+        print("| gain (primitives - counts, paired) | " + " | ".join(cells) + " |")
     prim = runs["primitives"]
     if prim and "router_baselines" in prim[0]:
         print("\n| router (primitive encoders) | " + " | ".join(f"probe {t}" for t in types) + " |")

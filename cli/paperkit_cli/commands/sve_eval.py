@@ -12,7 +12,7 @@ SETTINGS = "paperkit.methods.sve.run:EvalSettings"
 
 @options.command("sve-eval", short_help="Grounding mAP, junction and boundary F1, probe accuracy of a model on an NPZ.")
 @click.option("--data", required=True, metavar="PATH.npz|NAME",
-              help="A labelled NPZ written by sve-render, or the built-in 'sve-eval200'.")
+              help="A labelled NPZ written by sve-render, or the built-in 'sve-eval64' / 'sve-eval200' (200 diagrams of 64 / 128 px).")
 @model_option
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=64, show_default=True, help="Images per forward pass.")
 @click.option("-o", "--output", default="-", show_default=True, metavar="PATH", help="Where to write the metrics JSON; '-' is stdout.")

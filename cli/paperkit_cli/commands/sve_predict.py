@@ -12,7 +12,8 @@ SETTINGS = "paperkit.methods.sve.run:PredictSettings"
 
 @options.command("sve-predict", short_help="Detect primitives and junctions in diagrams (JSON lines per image).")
 @click.option("--images", required=True, metavar="DIR|PATH.npz|NAME",
-              help="The built-in 'sve-eval200' (the shipped 200-image labelled set), a folder of PNG/JPEG diagrams (greyscale or RGB; RGBA composited on white; 16-bit scaled; at "
+              help="A built-in labelled set ('sve-eval64': 200 diagrams of 64 px, the held-out set of 'sve-small'; "
+                   "'sve-eval200': 200 of 128 px), a folder of PNG/JPEG diagrams (greyscale or RGB; RGBA composited on white; 16-bit scaled; at "
                    "least 64 px a side) or an NPZ with an 'images' array (uint8, or floats in [0, 1]).")
 @model_option
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=32, show_default=True, help="Images per forward pass.")
@@ -26,7 +27,7 @@ SETTINGS = "paperkit.methods.sve.run:PredictSettings"
 @options.device_option
 @options.jobs_option
 def cli(images, model, batch_size, score_threshold, boundary_dir, metrics_path, output, fmt, manifest_path, device, jobs):
-    """Run a trained model (or the built-in 'sve-small') on diagrams.
+    """Run a trained model (or the built-in 'sve-small', trained on 64-px diagrams) on diagrams.
 
     One JSON line per image: {"image": file name or 0-based index, "boxes": [[x0, y0, x1, y1], ...] in
     px, "classes": [line|triangle|quadrilateral|circle|sector, ...], "scores": [...], "junctions":
@@ -35,7 +36,7 @@ def cli(images, model, batch_size, score_threshold, boundary_dir, metrics_path, 
 
     \b
     Examples:
-      $ paperkit sve-predict --images sve-eval200 --model sve-small --metrics m.json -o preds.jsonl
+      $ paperkit sve-predict --images sve-eval64 --model sve-small --metrics m.json -o preds.jsonl
       $ paperkit sve-predict --images pngs/ --model runs/sve/model.pt --boundary-dir edges/ -o preds.jsonl
     """
     from pathlib import Path

@@ -137,3 +137,59 @@ def test_probe_answers_with_every_router_mode(router, concat):
                                        device=torch.device("cpu"))
     assert answers.shape == data["q_answer"].shape and weights.shape == (len(answers), 4)
     assert ((answers >= 0) & (answers < data["q_options"])).all()   # masked options are never chosen
+
+
+def test_standardisation_and_the_router_read_standardised_features():
+    torch.manual_seed(2)
+    r = Mo.Router((8, 16, 16, 16), 16, mode="equal")
+    q = 3.0 + 5.0 * torch.randn(4, 9, 16)
+    levels = [-2.0 + 0.1 * torch.randn(4, 9, c) for c in (8, 16, 16, 16)]
+    r.fit_standardisation(q, levels)
+    z = r.norm_q(q).reshape(-1, 16)
+    assert torch.allclose(z.mean(0), torch.zeros(16), atol=1e-5) and torch.allclose(z.std(0), torch.ones(16), atol=1e-5)
+    tokens, _ = r(q, levels)
+    assert torch.allclose(tokens[..., :16], (q - q.reshape(-1, 16).mean(0)) / q.reshape(-1, 16).std(0), atol=1e-5)
+    assert torch.allclose(tokens[..., 16:24 + 8], r.mlps[0](r.norm_levels[0](levels[0])), atol=1e-6)
+
+
+def test_located_reads_weight_the_cells_around_each_anchor():
+    """Against a direct loop: Gaussian weights of every cell centre around the anchor, normalised; 0 without one."""
+    torch.manual_seed(3)
+    grid, width = 4, 8
+    probe = Mo.Probe(width, width, grid * grid, grid)
+    with torch.no_grad():
+        probe.log_sigma.fill_(math.log(0.7))
+    values = torch.randn(2, grid * grid, width)
+    anchors = torch.tensor([[[[0.1, -0.3, 1.0], [0.0, 0.0, 0.0]]] * 4, [[[-0.9, 0.8, 1.0], [0.5, 0.5, 1.0]]] * 4])
+    got = probe.located_reads(values, anchors)
+    sigma = 0.7 * 2 / grid
+    for n in range(2):
+        for a in range(2):
+            x, y, flag = anchors[n, 0, a].tolist()
+            w = torch.tensor([math.exp(-(((c + 0.5) / grid * 2 - 1 - x) ** 2 + ((r + 0.5) / grid * 2 - 1 - y) ** 2)
+                                       / (2 * sigma**2)) for r in range(grid) for c in range(grid)])
+            ref = flag * (w / w.sum()) @ values[n]
+            assert torch.allclose(got[n, 0, a], ref, atol=1e-5)
+    # sequence concat: cell positions repeat in every grid x grid block
+    cells = Mo.cell_centres(grid, 3 * grid * grid, torch.device("cpu"))
+    assert torch.equal(cells[:16], cells[16:32]) and cells[5].tolist() == [-0.25, -0.25]
+
+
+def test_question_anchors_name_the_points_each_answer_hangs_on():
+    pts = torch.full((4, 4, 2), -1.0)
+    pts[1, 0] = torch.tensor([63.0, 0.0])                                   # on_line: P
+    pts[2] = torch.tensor([[0.0, 0.0], [63.0, 63.0], [0.0, 63.0], [63.0, 0.0]])   # centre: one per option
+    pts[3, :2] = torch.tensor([[0.0, 63.0], [63.0, 63.0]])                  # parallel: two midpoints
+    _, _, anchors = Mo.question_features(torch.arange(4), torch.tensor([1, -1, -1, -1]), pts, torch.zeros(4, 4), 64)
+    assert (anchors[0, ..., 2] == 0).all()
+    assert (anchors[1, :, 0] == torch.tensor([1.0, -1.0, 1.0])).all() and (anchors[1, :, 1, 2] == 0).all()
+    assert torch.equal(anchors[2, :, 0, :2], pts[2] / 63 * 2 - 1) and (anchors[2, :, 1, 2] == 0).all()
+    assert (anchors[3, :, 1] == torch.tensor([1.0, 1.0, 1.0])).all() and (anchors[3, :, 0, :2] == torch.tensor([-1.0, 1.0])).all()
+
+
+def test_probe_validation_split_keeps_each_diagram_on_one_side():
+    data = render_set(6, 10, size=64)
+    train_q, val_q = T._probe_split(data, torch.Generator().manual_seed(0))
+    assert len(train_q) + len(val_q) == len(data["q_image"]) and len(val_q) > 0
+    assert not set(data["q_image"][train_q]) & set(data["q_image"][val_q])
+    assert len(set(data["q_image"][val_q])) == round(T.PROBE_VALIDATION * 10)

@@ -58,7 +58,7 @@ CLAIMS = (
     Claim("sve/shipped-reproduces", "sve-encode",
           "sve-predict on the shipped eval set reproduces the shipped checkpoint's stored metrics within 1e-6.",
           "spec check 5", "|difference| <= 1e-6",
-          (("sve-predict", "--images", "sve-eval200", "--model", "sve-small", "--device", "cpu",
+          (("sve-predict", "--images", "sve-eval64", "--model", "sve-small", "--device", "cpu",
             "--metrics", "{dir}/metrics.json", "-o", "{dir}/preds.jsonl", "-q"),
            ("{examples}/sve/stored_metrics.py", "{dir}/stored.json")),
           _shipped, Interval("max_abs_diff", hi=1e-6), quick_s=30, full_s=30),

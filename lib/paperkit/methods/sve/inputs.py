@@ -12,10 +12,11 @@ from paperkit.core.errors import InputError
 from paperkit.methods.sve.render import ARRAYS, MIN_SIZE
 
 DATA_DIR = Path(__file__).parent / "data"
-SHIPPED_EVAL = DATA_DIR / "eval200.npz"
-SHIPPED_MODEL = DATA_DIR / "sve-small.pt"
+SHIPPED_EVAL = DATA_DIR / "eval200.npz"            # 200 held-out diagrams of 128 px (the scale)
+SHIPPED_EVAL64 = DATA_DIR / "eval64.npz"           # 200 of 64 px from the fixed eval seed: sve-small's held-out set
+SHIPPED_MODEL = DATA_DIR / "sve-small.pt"          # trained at 64 px (examples/sve/configs/small.yaml)
 BUILTIN_MODELS = {"sve-small": SHIPPED_MODEL}
-BUILTIN_DATA = {"sve-eval200": SHIPPED_EVAL}
+BUILTIN_DATA = {"sve-eval200": SHIPPED_EVAL, "sve-eval64": SHIPPED_EVAL64}
 FORMAT = "paperkit-sve/1"
 MAX_SIDE = 2048
 

@@ -10,7 +10,8 @@ the feature router and the probe (spec "Method" 1-2 and "Small encoder for CPU")
 * ``Router``: per-level MLP to the global width (GELU, LayerNorm) and level weights
   ``w_i = sigmoid(MLP([LN(mean Q); LN(W mean F_i)]))``; channel (default) or sequence concat; baselines
   equal weights and global-only.
-* ``Probe``: attention pooling of the fused tokens by per-option queries built from the question.
+* ``Probe``: attention pooling of the fused tokens by per-option queries built from the question, plus
+  located reads of the tokens around the points the question names.
 """
 
 from __future__ import annotations
@@ -237,12 +238,33 @@ def to_tokens(x: torch.Tensor, grid: int) -> torch.Tensor:
     return x.flatten(2).transpose(1, 2)
 
 
+class Standardise(nn.Module):
+    """Per-channel (x - mean) / std with statistics of the training features (identity until ``fit``): the two
+    encoders' frozen features have different scales, and the router and probe should see comparable inputs."""
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(channels))
+        self.register_buffer("std", torch.ones(channels))
+
+    @torch.no_grad()
+    def fit(self, tokens: torch.Tensor) -> None:
+        flat = tokens.reshape(-1, tokens.shape[-1]).double()
+        self.mean.copy_(flat.mean(0))
+        self.std.copy_(flat.std(0).clamp(min=1e-4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - self.mean) / self.std
+
+
 class Router(nn.Module):
     """Soft selection of pyramid levels per image (and question, see ``forward``)."""
 
     def __init__(self, level_channels: tuple[int, ...], width: int, mode: str = "on", concat: str = "channel"):
         super().__init__()
         self.mode, self.concat, self.n_levels = mode, concat, len(level_channels)
+        self.norm_q = Standardise(width)
+        self.norm_levels = nn.ModuleList([Standardise(c) for c in level_channels])
         self.mlps = nn.ModuleList([nn.Sequential(nn.Linear(c, width), nn.GELU(), nn.Linear(width, width),
                                                  nn.LayerNorm(width)) for c in level_channels])
         self.w = nn.ModuleList([nn.Linear(c, width) for c in level_channels])
@@ -252,27 +274,43 @@ class Router(nn.Module):
     def out_width(self, width: int) -> int:
         return width * (1 + self.n_levels) if self.mode != "global-only" and self.concat == "channel" else width
 
+    def fit_standardisation(self, q: torch.Tensor, levels: list[torch.Tensor]) -> None:
+        """Set the per-channel input statistics from training tokens (N, T, C)."""
+        self.norm_q.fit(q)
+        for norm, f in zip(self.norm_levels, levels, strict=True):
+            norm.fit(f)
+
+    def _standardised(self, q: torch.Tensor, levels: list[torch.Tensor]) -> tuple:
+        return self.norm_q(q), [norm(f) for norm, f in zip(self.norm_levels, levels, strict=True)]
+
     def weights(self, q: torch.Tensor, levels: list[torch.Tensor], context: torch.Tensor | None = None) -> torch.Tensor:
         """(N, L) level weights. ``context`` (a question embedding) is added to mean(Q): the probe answers one
         question per pass, so the router can weight levels by question type (the paper's sees the image only)."""
+        return self._gates(*self._standardised(q, levels), context)
+
+    def _gates(self, q: torch.Tensor, levels: list[torch.Tensor], context: torch.Tensor | None) -> torch.Tensor:
         mq = q.mean(1) if context is None else q.mean(1) + context
         gates = [self.gate(torch.cat([self.ln_q(mq), self.ln_f(w(f.mean(1)))], dim=1)) for w, f in zip(self.w, levels, strict=True)]
         return torch.sigmoid(torch.cat(gates, dim=1))
 
     def forward(self, q: torch.Tensor, levels: list[torch.Tensor], context: torch.Tensor | None = None) -> tuple:
+        q, levels = self._standardised(q, levels)
         if self.mode == "global-only":
             return q, q.new_zeros(q.shape[0], self.n_levels)
         if self.mode == "equal":
             w = q.new_ones(q.shape[0], self.n_levels)
         else:
-            w = self.weights(q, levels, context)
+            w = self._gates(q, levels, context)
         routed = [w[:, i, None, None] * mlp(f) for i, (mlp, f) in enumerate(zip(self.mlps, levels, strict=True))]
         return torch.cat([q] + routed, dim=2 if self.concat == "channel" else 1), w
 
 
 def question_features(qtype: torch.Tensor, qclass: torch.Tensor, points: torch.Tensor, values: torch.Tensor,
-                      size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(question vector (N, 4 + 5 + 8 + 4), option vectors (N, 4, 2 + 1 + 4)) from the question arrays."""
+                      size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(question vector (N, 4 + 5 + 8 + 4), option vectors (N, 4, 2 + 1 + 4), anchors (N, 4, 2, 3)) from the
+    question arrays. Anchors are the points each option's answer hangs on, in [-1, 1], with a validity flag:
+    the option's own point ("which point is the centre"), else the question's first two points (P of "is P
+    on a line", the two segments of "parallel"); counting questions have none."""
     have = (points[..., 0] >= 0).float()
     pts = torch.where(have[..., None] > 0, points / (size - 1) * 2 - 1, torch.zeros_like(points))
     cls = torch.where(qclass >= 0, qclass, torch.zeros_like(qclass))
@@ -281,14 +319,28 @@ def question_features(qtype: torch.Tensor, qclass: torch.Tensor, points: torch.T
     eye = torch.eye(N_OPTIONS, device=points.device).expand(points.shape[0], -1, -1)
     is_centre = (qtype == 2).float()[:, None, None]
     opt = torch.cat([pts * is_centre, (values / 10.0)[..., None], eye], dim=2)
-    return qvec, opt
+    located = torch.cat([pts, have[..., None]], dim=2)                                   # (N, 4, 3)
+    own = torch.stack([located, torch.zeros_like(located)], dim=2)                       # (N, 4, 2, 3)
+    shared = located[:, None, :2].expand(-1, N_OPTIONS, -1, -1)
+    anchors = torch.where(is_centre[..., None] > 0, own, shared)
+    return qvec, opt, anchors
+
+
+def cell_centres(grid: int, n_tokens: int, device: torch.device) -> torch.Tensor:
+    """(n_tokens, 2) x, y in [-1, 1] of the token cells, repeated for each grid x grid block (sequence concat)."""
+    c = (torch.arange(grid, device=device, dtype=torch.float32) + 0.5) / grid * 2 - 1
+    ys, xs = torch.meshgrid(c, c, indexing="ij")
+    return torch.stack([xs.reshape(-1), ys.reshape(-1)], 1).repeat(n_tokens // (grid * grid), 1)
 
 
 class Probe(nn.Module):
-    """The LLM stand-in: per-option queries pool the routed tokens by attention and score the option."""
+    """The LLM stand-in. Per-option queries pool the routed tokens by attention; located reads pool them with
+    a Gaussian kernel (width ``sigma`` cells, learned) around each anchor point, so an answer about a point
+    reads the features there (an LLM gets the point's letter; the probe cannot read letters)."""
 
-    def __init__(self, token_width: int, width: int, n_tokens: int, heads: int = 4):
+    def __init__(self, token_width: int, width: int, n_tokens: int, grid: int, heads: int = 4):
         super().__init__()
+        self.grid = grid
         self.inp = nn.Linear(token_width, width)
         self.pos = nn.Parameter(torch.zeros(n_tokens, width))
         nn.init.normal_(self.pos, std=0.02)
@@ -296,15 +348,28 @@ class Probe(nn.Module):
                                       nn.Linear(width, width))
         self.option = nn.Linear(2 + 1 + N_OPTIONS, width)
         self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
-        self.score = nn.Sequential(nn.Linear(2 * width, width), nn.GELU(), nn.Linear(width, 1))
+        self.log_sigma = nn.Parameter(torch.zeros(()))
+        self.score = nn.Sequential(nn.Linear(4 * width, width), nn.GELU(), nn.Linear(width, 1))
 
     def embed_question(self, qvec: torch.Tensor) -> torch.Tensor:
         return self.question(qvec)
 
-    def forward(self, tokens: torch.Tensor, qemb: torch.Tensor, opt: torch.Tensor, n_options: torch.Tensor) -> torch.Tensor:
-        kv = self.inp(tokens) + self.pos[: tokens.shape[1]]
+    def located_reads(self, values: torch.Tensor, anchors: torch.Tensor) -> torch.Tensor:
+        """(N, 4, 2, C): softmax(-|x_t - a|^2 / 2 sigma^2)-weighted tokens around each anchor, 0 where none."""
+        cells = cell_centres(self.grid, values.shape[1], values.device)
+        sigma = torch.exp(self.log_sigma) * 2.0 / self.grid
+        d2 = ((anchors[..., None, :2] - cells) ** 2).sum(-1)                             # (N, 4, 2, T)
+        kernel = torch.softmax(-d2 / (2 * sigma**2), dim=-1)
+        reads = torch.einsum("noat,ntc->noac", kernel, values)
+        return reads * anchors[..., 2:3]
+
+    def forward(self, tokens: torch.Tensor, qemb: torch.Tensor, opt: torch.Tensor, n_options: torch.Tensor,
+                anchors: torch.Tensor) -> torch.Tensor:
+        values = self.inp(tokens)
+        kv = values + self.pos[: tokens.shape[1]]
         queries = qemb[:, None, :] + self.option(opt)
         pooled, _ = self.attn(queries, kv, kv, need_weights=False)
-        logits = self.score(torch.cat([pooled, queries], dim=2)).squeeze(2)
+        reads = self.located_reads(values, anchors).flatten(2)
+        logits = self.score(torch.cat([pooled, queries, reads], dim=2)).squeeze(2)
         valid = torch.arange(N_OPTIONS, device=logits.device)[None, :] < n_options[:, None]
         return logits.masked_fill(~valid, float("-inf"))

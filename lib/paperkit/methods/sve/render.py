@@ -24,6 +24,7 @@ CLASSES = ("line", "triangle", "quadrilateral", "circle", "sector")
 QUESTION_TYPES = ("count", "on_line", "centre", "parallel")
 N_OPTIONS = 4
 LETTERS = "ABCDEFGHKLMNOPQRST"
+PARALLEL_NO_KEPT = 0.3          # share of "not parallel" questions kept: about as many "yes" as "no" keys
 MIN_SIZE = 64
 
 
@@ -338,6 +339,10 @@ def _questions(rng: np.random.Generator, prims: list[_Primitive], size: int) -> 
         parallel = [k for k, v in enumerate(sines) if v < 0.03]
         skew = [k for k, v in enumerate(sines) if v > 0.3]
         pool = parallel if parallel and (not skew or rng.random() < 0.5) else skew
+        # Most diagrams hold no parallel pair (they come mostly from parallelograms): keeping every "no" would
+        # make "no" the key of ~80% of these questions, and a probe at that majority would measure nothing.
+        if pool is skew and rng.random() >= PARALLEL_NO_KEPT:
+            pool = []
         if pool:
             i, j = pairs[pool[int(rng.integers(len(pool)))]]
             mids = [0.5 * (segs[k][1:3] + segs[k][3:5]) for k in (i, j)]

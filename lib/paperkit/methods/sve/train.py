@@ -8,6 +8,7 @@ NLL on class counts; the probe is trained with cross-entropy on frozen encoders.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -256,9 +257,10 @@ def decode(out: dict[str, torch.Tensor], size: int, *, top_k: int = 20, junction
 # ------------------------------------------------------------------------------------------- probe
 def probe_inputs(data: dict[str, np.ndarray], qidx: np.ndarray, device: torch.device) -> dict[str, torch.Tensor]:
     size = data["images"].shape[1]
-    qvec, opt = question_features(torch.from_numpy(data["q_type"][qidx]), torch.from_numpy(data["q_class"][qidx]),
-                                  torch.from_numpy(data["q_points"][qidx]), torch.from_numpy(data["q_values"][qidx]), size)
-    return {"qvec": qvec.to(device), "opt": opt.to(device),
+    qvec, opt, anchors = question_features(torch.from_numpy(data["q_type"][qidx]), torch.from_numpy(data["q_class"][qidx]),
+                                           torch.from_numpy(data["q_points"][qidx]), torch.from_numpy(data["q_values"][qidx]),
+                                           size)
+    return {"qvec": qvec.to(device), "opt": opt.to(device), "anchors": anchors.to(device),
             "n_options": torch.from_numpy(data["q_options"][qidx]).to(device),
             "answer": torch.from_numpy(data["q_answer"][qidx]).to(device)}
 
@@ -273,7 +275,7 @@ def frozen_features(encoder: PrimitiveEncoder, global_encoder: GlobalEncoder, x:
 def answer(router: Router, probe: Probe, q: torch.Tensor, levels: list[torch.Tensor], inp: dict[str, torch.Tensor]) -> tuple:
     qemb = probe.embed_question(inp["qvec"])
     tokens, weights = router(q, levels, qemb)
-    return probe(tokens, qemb, inp["opt"], inp["n_options"]), weights
+    return probe(tokens, qemb, inp["opt"], inp["n_options"], inp["anchors"]), weights
 
 
 def _feature_cache(encoder, global_encoder, data, grid, batch_size, device) -> tuple:
@@ -285,40 +287,79 @@ def _feature_cache(encoder, global_encoder, data, grid, batch_size, device) -> t
     return torch.cat(qs), [torch.cat([b[k] for b in lv]) for k in range(len(lv[0]))]
 
 
+PROBE_WEIGHT_DECAYS = (1e-4, 1e-2, 1e-1)
+PROBE_VALIDATION = 0.2      # fraction of the training diagrams whose questions select weight decay and epoch
+
+
+def _probe_split(data: dict[str, np.ndarray], gen: torch.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(train, validation) question indices, split by diagram so no diagram is on both sides."""
+    n_img = len(data["images"])
+    held = torch.randperm(n_img, generator=gen).numpy()[: int(round(PROBE_VALIDATION * n_img))]
+    in_val = np.isin(data["q_image"], held)
+    return np.flatnonzero(~in_val), np.flatnonzero(in_val)
+
+
 def train_probe(encoder: PrimitiveEncoder, global_encoder: GlobalEncoder, router: Router, probe: Probe,
                 data: dict[str, np.ndarray], *, epochs: int, batch_size: int, lr: float, grid: int, seed: int,
                 device: torch.device, progress: Callable = lambda it, **_: it) -> list[dict[str, float]]:
-    """Train router + probe on frozen encoders (features computed once per image)."""
+    """Train router + probe on frozen encoders (features computed once per image, standardised with the
+    statistics of the training part). The questions of 20% of the diagrams are held out: the weight decay
+    (from ``PROBE_WEIGHT_DECAYS``) and the epoch with the best held-out accuracy are kept."""
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     encoder.eval()
     global_encoder.eval()
     q_all, levels_all = _feature_cache(encoder, global_encoder, data, grid, batch_size, device)
-    params = list(router.parameters()) + list(probe.parameters())
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=1e-4)
-    steps = epochs * -(-len(data["q_image"]) // batch_size)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(1, steps), pct_start=0.1)
-    curves = []
-    for epoch in range(epochs):
-        router.train()
-        probe.train()
-        total, right = 0.0, 0
-        for qidx in progress(_batches(len(data["q_image"]), batch_size, gen), desc=f"probe epoch {epoch}", unit="batch"):
-            img = torch.from_numpy(data["q_image"][qidx]).to(device)
-            inp = probe_inputs(data, qidx, device)
-            logits, _ = answer(router, probe, q_all[img], [lv[img] for lv in levels_all], inp)
-            loss = F.cross_entropy(logits, inp["answer"])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach()) * len(qidx)
-            right += int((logits.argmax(1) == inp["answer"]).sum())
-        curves.append({"stage": "probe", "epoch": epoch, "probe": total / len(data["q_image"]),
-                       "probe_train_accuracy": right / len(data["q_image"])})
+    train_q, val_q = _probe_split(data, gen)
+    if len(val_q) == 0:
+        train_q = val_q = np.arange(len(data["q_image"]))   # too few diagrams to hold any out
+    fit_images = torch.from_numpy(np.unique(data["q_image"][train_q])).to(device)
+    router.fit_standardisation(q_all[fit_images], [lv[fit_images] for lv in levels_all])
+    initial = copy.deepcopy((router.state_dict(), probe.state_dict()))
+    features = (q_all, levels_all)
+    best, curves = (-1.0, None), []
+    for wd in PROBE_WEIGHT_DECAYS:
+        router.load_state_dict(initial[0])
+        probe.load_state_dict(initial[1])
+        params = list(router.parameters()) + list(probe.parameters())
+        opt = torch.optim.AdamW(params, lr=lr, weight_decay=wd)
+        steps = epochs * -(-len(train_q) // batch_size)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(1, steps), pct_start=0.1)
+        for epoch in range(epochs):
+            router.train()
+            probe.train()
+            total, right = 0.0, 0
+            for b in progress(_batches(len(train_q), batch_size, gen), desc=f"probe wd {wd:g} epoch {epoch}", unit="batch"):
+                qidx = train_q[b]
+                img = torch.from_numpy(data["q_image"][qidx]).to(device)
+                inp = probe_inputs(data, qidx, device)
+                logits, _ = answer(router, probe, q_all[img], [lv[img] for lv in levels_all], inp)
+                loss = F.cross_entropy(logits, inp["answer"])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                sched.step()
+                total += float(loss.detach()) * len(qidx)
+                right += int((logits.argmax(1) == inp["answer"]).sum())
+            router.eval()
+            probe.eval()
+            answers, _ = probe_predict(None, None, router, probe, _questions(data, val_q), grid=grid,
+                                       batch_size=batch_size, device=device, features=features)
+            val_acc = float((answers == data["q_answer"][val_q]).mean())
+            curves.append({"stage": "probe", "epoch": epoch, "weight_decay": wd, "probe": total / len(train_q),
+                           "probe_train_accuracy": right / len(train_q), "probe_val_accuracy": val_acc})
+            if val_acc > best[0]:
+                best = (val_acc, copy.deepcopy((router.state_dict(), probe.state_dict())))
+    router.load_state_dict(best[1][0])
+    probe.load_state_dict(best[1][1])
     router.eval()
     probe.eval()
     return curves
+
+
+def _questions(data: dict[str, np.ndarray], qidx: np.ndarray) -> dict[str, np.ndarray]:
+    """``data`` with only the questions ``qidx`` (images and their labels unchanged)."""
+    return {**data, **{k: v[qidx] for k, v in data.items() if k.startswith("q_")}}
 
 
 # ----------------------------------------------------------------------------------------- evaluate
@@ -404,5 +445,5 @@ def build_models(config: dict[str, Any]) -> dict[str, Any]:
     router = Router(encoder.level_channels, channels, mode=config["router"], concat=config["concat"])
     grid = int(config["grid"])
     n_tokens = grid * grid * (1 + router.n_levels if router.concat == "sequence" and router.mode != "global-only" else 1)
-    probe = Probe(router.out_width(channels), channels, n_tokens)
+    probe = Probe(router.out_width(channels), channels, n_tokens, grid)
     return {"encoder": encoder, "global": global_encoder, "router": router, "probe": probe}
