@@ -15,14 +15,16 @@ def cell(s, key, spec=".3f"):
 
 
 def main(out: Path) -> None:
-    print("| dataset | model | test acc | GNN relevance | rule relevance | channel per seed | expl. AUROC |")
-    print("|---|---|---|---|---|---|---|")
+    print("| dataset | model | test acc | ID test acc | GNN relevance | rule relevance | channel per seed "
+          "| expl. AUROC |")
+    print("|---|---|---|---|---|---|---|---|")
     rules = []
     for run in sorted(p for p in out.iterdir() if (p / "metrics.json").is_file()):
         m = json.loads((run / "metrics.json").read_text())
         s = m["summary"]
         chans = ",".join(r["channel"] or "–" for r in m["per_seed"])
-        print(f"| {run.name.split('-')[0]} | {m['model']} | {cell(s, 'test_acc')} | {cell(s, 'gnn_relevance', '.2f')} "
+        print(f"| {run.name.split('-')[0]} | {m['model']} | {cell(s, 'test_acc')} | {cell(s, 'id_test_acc')} "
+              f"| {cell(s, 'gnn_relevance', '.2f')} "
               f"| {cell(s, 'rule_relevance', '.2f')} | {chans} | {cell(s, 'explanation_auroc', '.2f')} |")
         if m["model"].startswith("DC") and m["classes"] and len(m["classes"]) == 2:
             for r in json.loads((run / "rules.json").read_text()):

