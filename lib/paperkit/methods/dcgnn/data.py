@@ -321,12 +321,12 @@ def make_topofeature(n_graphs: int, rng: np.random.Generator, sizes: tuple[int, 
 
 
 def make_motif(n_graphs: int, rng: np.random.Generator, *, ood: str | None = None, noise: float = 0.05,
-               id_test: float = 0.1) -> GraphSet:
+               id_test: float = 1 / 6) -> GraphSet:
     """GOOD-Motif-like (basis, covariate shift): a base (wheel/tree/ladder/star/path, width 10 ± 5 as GOOD)
     with a house, 5-cycle or crane motif; label = the motif; ``noise``·E random edges touching the base
     (GOOD's perturb). Split on the base as GOOD: wheel/tree/ladder graphs train (0) or, a fraction
-    ``id_test`` of them, in-distribution test (3); star bases are the OOD validation (1), path bases the
-    OOD test (2). ``ood``: 'large' draws widths 150–250, 'er' uses Erdős–Rényi bases. Constant features.
+    ``id_test`` of them (10% of all graphs, as GOOD), in-distribution test (3); star bases are the OOD
+    validation (1), path bases the OOD test (2). ``ood``: 'large' draws widths 150–250, 'er' uses Erdős–Rényi bases. Constant features.
     GOOD's 10% label noise is left out (accuracies stay readable against 100%)."""
     if ood not in (None, "large", "er"):
         raise UsageError(f"unknown OOD variant '{ood}'; expected large or er")
