@@ -34,7 +34,7 @@ def main(out: Path) -> None:
         lines = faith.read_text().splitlines()
         col = lines[0].split(",")
         rows = [dict(zip(col, line.split(","), strict=True)) for line in lines[1:]]
-        print("\nFAITH on the motif test graphs (DC-SMGNN), mean over seeds and budgets:\n")
+        print("\nFAITH of the DC-SMGNN motif model (the example: ID-test graphs), mean over seeds and budgets:\n")
         for kind in ("model", "random", "ground_truth"):
             vals = [float(r["faith"]) for r in rows if r["explanation"] == kind and r["faith"]]
             if vals:
