@@ -15,14 +15,16 @@ def cell(s, key, spec=".3f"):
 
 
 def main(out: Path) -> None:
-    print("| dataset | model | test acc | GNN relevance | rule relevance | channel per seed | expl. AUROC |")
-    print("|---|---|---|---|---|---|---|")
+    print("| dataset | model | test acc | ID test acc | GNN relevance | rule relevance | channel per seed "
+          "| expl. AUROC |")
+    print("|---|---|---|---|---|---|---|---|")
     rules = []
     for run in sorted(p for p in out.iterdir() if (p / "metrics.json").is_file()):
         m = json.loads((run / "metrics.json").read_text())
         s = m["summary"]
         chans = ",".join(r["channel"] or "–" for r in m["per_seed"])
-        print(f"| {run.name.split('-')[0]} | {m['model']} | {cell(s, 'test_acc')} | {cell(s, 'gnn_relevance', '.2f')} "
+        print(f"| {run.name.split('-')[0]} | {m['model']} | {cell(s, 'test_acc')} | {cell(s, 'id_test_acc')} "
+              f"| {cell(s, 'gnn_relevance', '.2f')} "
               f"| {cell(s, 'rule_relevance', '.2f')} | {chans} | {cell(s, 'explanation_auroc', '.2f')} |")
         if m["model"].startswith("DC") and m["classes"] and len(m["classes"]) == 2:
             for r in json.loads((run / "rules.json").read_text()):
@@ -32,7 +34,7 @@ def main(out: Path) -> None:
         lines = faith.read_text().splitlines()
         col = lines[0].split(",")
         rows = [dict(zip(col, line.split(","), strict=True)) for line in lines[1:]]
-        print("\nFAITH on the motif test graphs (DC-SMGNN), mean over seeds and budgets:\n")
+        print("\nFAITH of the DC-SMGNN motif model (the example: ID-test graphs), mean over seeds and budgets:\n")
         for kind in ("model", "random", "ground_truth"):
             vals = [float(r["faith"]) for r in rows if r["explanation"] == kind and r["faith"]]
             if vals:

@@ -13,8 +13,9 @@ SETTINGS = "paperkit.methods.dcgnn.run:FaithSettings"
 @options.command("dcgnn-faith", short_help="FAITH (sufficiency, necessity) of saved DC-GNN explanations vs random.")
 @model_option
 @data_options
-@click.option("--split", type=click.Choice(["train", "val", "test", "all"]), default="test", show_default=True,
-              help="Graphs to test (the split stored in the data, else the seeded 80/10/10 split).")
+@click.option("--split", type=click.Choice(["train", "val", "test", "id_test", "all"]), default="test",
+              show_default=True, help="Graphs to test (the split stored in the data, else the seeded 80/10/10 "
+                                      "split; id_test: the motif set's in-distribution test graphs).")
 @click.option("--ratio", type=options.FiniteFloat(0.0, 1.0, min_open=True), default=0.3, show_default=True,
               help="Explanation size: the top fraction of undirected edges by mask score.")
 @click.option("--budgets", type=options.ListOf(options.FiniteFloat(0.0, 1.0, min_open=True), unique=True),

@@ -13,8 +13,9 @@ SETTINGS = "paperkit.methods.dcgnn.run:GenSettings"
 @options.command("dcgnn-gen", short_help="Generate Red-Blue, TopoFeature or GOOD-Motif-like graphs as NPZ.")
 @click.option("--dataset", type=click.Choice(SYNTHETIC), default="redblue", show_default=True,
               help="redblue: BA graphs, label = red nodes outnumber blue; topofeature: BA graphs with 0-4 red "
-                   "nodes, label = (≥2 red AND a 5-cycle attached); motif: wheel/tree/ladder/star/path base + "
-                   "house/cycle/crane motif, label = motif, split by base.")
+                   "nodes, label = (≥2 red AND a 5-cycle attached), balanced as the official set; motif: wheel/tree/ladder/star/path base + "
+                   "house/5-cycle/crane motif as GOOD-Motif, label = motif, split by base (star: val, path: "
+                   "test, held-out wheel/tree/ladder graphs: ID test).")
 @click.option("--n-graphs", type=click.IntRange(10, 1_000_000), default=2000, show_default=True,
               help="Number of graphs.")
 @click.option("--ood", type=click.Choice(["none", "large", "er"]), default="none", show_default=True,

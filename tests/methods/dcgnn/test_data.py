@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from paperkit.core.errors import InputError
-from paperkit.methods.dcgnn.data import check_graphset, generate, read_npz, write_npz
+from paperkit.methods.dcgnn.data import check_graphset, generate, make_motif, read_npz, write_npz
 
 
 def graphs(gs):
@@ -39,20 +39,23 @@ def test_redblue_labels_and_ba_structure():
 
 
 def test_topofeature_labels_from_reds_and_cycle():
-    gs = generate("topofeature", 80, seed=1)
+    """Label recomputed from the graph; as the official set, no graph lacks both ingredients (so neither the
+    count rule nor the cycle alone beats 75%), red nodes are never cycle nodes, classes are balanced."""
+    gs = generate("topofeature", 200, seed=1)
     for g, (x, G, gt, _) in enumerate(graphs(gs)):
         has_cycle = gt.number_of_edges() > 0
         if has_cycle:
             assert nx.is_isomorphic(gt, nx.cycle_graph(5))
+            assert not x[list(gt.nodes), 0].any()
         reds = int(x[:, 0].sum())
-        assert 0 <= reds <= 4
+        assert 0 <= reds <= 4 and (has_cycle or reds >= 2)
         assert gs.y[g] == int(reds >= 2 and has_cycle)
-        assert nx.is_connected(G)
-    assert gs.y.sum() > 5
+        assert nx.is_connected(G) and 8 <= len(x) <= 80
+    assert 0.4 < gs.y.mean() < 0.6
 
 
-CRANE = nx.Graph([(0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (2, 3), (3, 4)])
-REFERENCE = {0: nx.house_graph(), 1: nx.cycle_graph(6), 2: CRANE}
+CRANE = nx.complete_bipartite_graph(2, 3)          # GOOD-Motif's crane
+REFERENCE = {0: nx.house_graph(), 1: nx.cycle_graph(5), 2: CRANE}
 
 
 @pytest.mark.parametrize("ood", [None, "er"])
@@ -62,26 +65,48 @@ def test_motif_labels_from_ground_truth_subgraph(ood):
     for g, (_, G, gt, _) in enumerate(graphs(gs)):
         assert nx.is_isomorphic(gt, REFERENCE[int(gs.y[g])])
         assert nx.is_connected(G)
-    assert set(np.unique(gs.split)) == {0, 1, 2}
+    assert set(np.unique(gs.split)) == {0, 1, 2, 3}
 
 
-def test_motif_covariate_split_on_base():
-    gs = generate("motif", 50, seed=0)
+def _base(G, gt):
+    """The base graph: drop the motif (and with it the bridge)."""
+    return G.subgraph([v for v in G if v not in gt.nodes])
+
+
+def _good_base(kind, width):
+    """GOOD-Motif's bases built by networkx, as its synthetic_structsim does."""
+    return {"wheel": lambda: nx.wheel_graph(width), "ladder": lambda: nx.ladder_graph(width),
+            "tree": lambda: nx.balanced_tree(2, max(1, int(np.log2(width)) - 1)),
+            "star": lambda: nx.star_graph(width), "path": lambda: nx.path_graph(width)}[kind]()
+
+
+def test_motif_covariate_split_on_base_as_good():
+    """Without noise edges every base is one of GOOD's (some width in 5..15), and the split follows it:
+    wheel/tree/ladder train or in-distribution test, star OOD validation, path OOD test."""
+    gs = make_motif(60, np.random.default_rng(0), noise=0.0)
+    allowed = {0: ("wheel", "tree", "ladder"), 3: ("wheel", "tree", "ladder"), 1: ("star",), 2: ("path",)}
     for g, (_, G, gt, _) in enumerate(graphs(gs)):
-        base = G.subgraph([v for v in G if v not in gt.nodes])   # drop the motif and its bridge
-        n = base.number_of_nodes()
-        if gs.split[g] == 2:
-            assert nx.is_isomorphic(base, nx.path_graph(n))
-        elif gs.split[g] == 1:
-            assert nx.is_isomorphic(base, nx.star_graph(n - 1))
-        else:
-            assert not nx.is_isomorphic(base, nx.path_graph(n)) and not nx.is_isomorphic(base, nx.star_graph(n - 1))
+        base = _base(G, gt)
+        assert any(nx.is_isomorphic(base, _good_base(k, w)) for k in allowed[int(gs.split[g])]
+                   for w in range(5, 16))
+
+
+def test_motif_noise_edges_touch_the_base_only():
+    """Noise edges raise the edge density but never join two motif nodes: the subgraph induced by the motif
+    nodes is the ground truth exactly."""
+    def density(gs):
+        return gs.edge_index.shape[1] / gs.graph_ptr[-1]
+
+    noisy = make_motif(40, np.random.default_rng(4), noise=0.2)
+    assert density(noisy) > density(make_motif(40, np.random.default_rng(4), noise=0.0)) + 0.05
+    for _, G, gt, _ in graphs(noisy):
+        assert nx.utils.edges_equal(G.subgraph(gt.nodes).edges, gt.edges)
 
 
 def test_large_ood_sizes():
-    gs = generate("motif", 6, seed=0, ood="large")
+    gs = generate("motif", 10, seed=0, ood="large")
     sizes = np.diff(gs.graph_ptr)
-    assert sizes.min() >= 150 + 5 and sizes.max() <= 250 + 6
+    assert sizes.min() >= 2 ** 7 - 1 + 5 and sizes.max() <= 2 * 250 + 5
 
 
 def test_same_seed_same_arrays_and_npz_round_trip(tmp_path):

@@ -4,7 +4,8 @@ and motif attachment, edge ground truth included), and TU-format folders read of
 
 NPZ keys: ``x`` (N, F) float node features, ``edge_index`` (2, E) int global node ids (both directions
 of each undirected edge), ``graph_ptr`` (G + 1,) int node offsets (0, …, N), ``y`` (G,) int labels,
-optional ``edge_gt`` (E,) 0/1 explanation ground truth, ``split`` (G,) 0 train / 1 val / 2 test,
+optional ``edge_gt`` (E,) 0/1 explanation ground truth, ``split`` (G,) 0 train / 1 val / 2 test /
+3 in-distribution test (optional),
 ``feature_names`` and ``class_names`` (strings).
 """
 
@@ -124,8 +125,8 @@ def check_graphset(arrs: dict[str, np.ndarray], src: str) -> GraphSet:
         gs.edge_gt = gt.astype(np.uint8) if order is None else gt.astype(np.uint8)[order]
     if "split" in arrs:
         sp = _int_array(np.asarray(arrs["split"]).ravel(), "split", src)
-        if len(sp) != len(y) or not np.all(np.isin(sp, (0, 1, 2))):
-            raise InputError(f"{src}: 'split' must hold one value in 0/1/2 per graph ({len(y)})")
+        if len(sp) != len(y) or not np.all(np.isin(sp, (0, 1, 2, 3))):
+            raise InputError(f"{src}: 'split' must hold one value in 0/1/2/3 per graph ({len(y)})")
         gs.split = sp.astype(np.int8)
     names = [str(s) for s in arrs.get("feature_names", [])]
     gs.feature_names = names if len(names) == x.shape[1] else [f"f{i}" for i in range(x.shape[1])]
@@ -192,26 +193,29 @@ def ba_edges(n: int, m: int, rng: np.random.Generator) -> list[tuple[int, int]]:
     return edges
 
 
+# GOOD-Motif's motifs (its synthetic_structsim): every one has 5 nodes and is attached through node 0.
 MOTIF_EDGES = {
-    "house": (5, [(0, 1), (1, 2), (2, 3), (3, 0), (0, 4), (1, 4)]),
-    "cycle": (6, [(i, (i + 1) % 6) for i in range(6)]),
-    "crane": (5, [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (2, 3), (3, 4)]),
-    "cycle5": (5, [(i, (i + 1) % 5) for i in range(5)]),
+    "house": (5, [(0, 1), (0, 4), (1, 2), (2, 3), (3, 4), (1, 4)]),    # square 1-2-3-4, roof 0 on 1 and 4
+    "cycle": (5, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)]),            # GOOD's "dircycle": a 5-cycle
+    "crane": (5, [(0, 1), (0, 3), (1, 2), (2, 3), (3, 4), (1, 4)]),    # square 1-2-3-4, 0 on 1 and 3: K(2,3)
 }
 
 
-def base_edges(kind: str, n: int, rng: np.random.Generator) -> tuple[int, list[tuple[int, int]]]:
-    """GOOD-Motif bases (and ER for the OOD variant); returns (node count, edges)."""
+def base_edges(kind: str, width: int, rng: np.random.Generator) -> tuple[int, list[tuple[int, int]]]:
+    """GOOD-Motif bases of a given width (and ER for the OOD variant); returns (node count, edges). As
+    GOOD: a wheel of ``width`` nodes, a balanced binary tree of height max(1, ⌊log₂ width⌋ − 1), a ladder
+    of ``width`` rungs (2·width nodes), a star with ``width`` leaves, a path of ``width`` nodes."""
+    n = width
     if kind == "wheel":
         return n, [(0, i) for i in range(1, n)] + [(i, i % (n - 1) + 1) for i in range(1, n)]
     if kind == "tree":
+        n = 2 ** (max(1, int(np.log2(width)) - 1) + 1) - 1
         return n, [((i - 1) // 2, i) for i in range(1, n)]
     if kind == "ladder":
-        h = max(2, n // 2)
-        return 2 * h, [(i, i + 1) for i in range(h - 1)] + [(h + i, h + i + 1) for i in range(h - 1)] + \
-            [(i, h + i) for i in range(h)]
+        return 2 * n, [(i, i + 1) for i in range(n - 1)] + [(n + i, n + i + 1) for i in range(n - 1)] + \
+            [(i, n + i) for i in range(n)]
     if kind == "star":
-        return n, [(0, i) for i in range(1, n)]
+        return n + 1, [(0, i) for i in range(1, n + 1)]
     if kind == "path":
         return n, [(i, i + 1) for i in range(n - 1)]
     if kind == "er":   # connected: a random spanning tree plus G(n, 2/n) edges
@@ -224,12 +228,31 @@ def base_edges(kind: str, n: int, rng: np.random.Generator) -> tuple[int, list[t
 
 
 def attach(n_base: int, edges: list, motif: str, rng: np.random.Generator) -> tuple[int, list, list]:
-    """Append a motif to a base graph with one random bridge edge; returns (nodes, edges, gt flags)."""
+    """Append a motif to a base graph, its node 0 bridged to a random base node (GOOD's plug-in); returns
+    (nodes, edges, gt flags)."""
     k, medges = MOTIF_EDGES[motif]
-    bridge = (int(rng.integers(n_base)), n_base + int(rng.integers(k)))
+    bridge = (int(rng.integers(n_base)), n_base)
     all_edges = list(edges) + [bridge] + [(n_base + a, n_base + b) for a, b in medges]
     gt = [0] * (len(edges) + 1) + [1] * len(medges)
     return n_base + k, all_edges, gt
+
+
+def add_noise_edges(n: int, n_base: int, edges: list, gt: list, frac: float,
+                    rng: np.random.Generator) -> tuple[list, list]:
+    """GOOD's ``perturb``: ⌊frac·E⌋ draws of a new node pair, kept when one end is a base node (so the
+    motif stays intact and ``edge_gt`` exact)."""
+    present = {(min(a, b), max(a, b)) for a, b in edges}
+    edges, gt = list(edges), list(gt)
+    for _ in range(int(frac * len(present))):
+        while True:
+            u, v = (int(a) for a in rng.integers(n, size=2))
+            if u != v and (min(u, v), max(u, v)) not in present:
+                break
+        if min(u, v) < n_base:
+            present.add((min(u, v), max(u, v)))
+            edges.append((u, v))
+            gt.append(0)
+    return edges, gt
 
 
 def _assemble(graphs: list[tuple[np.ndarray, list, list]], y: list[int], feature_names: list[str],
@@ -272,45 +295,52 @@ def make_redblue(n_graphs: int, rng: np.random.Generator, sizes: tuple[int, int]
 
 
 def make_topofeature(n_graphs: int, rng: np.random.Generator, sizes: tuple[int, int] = (8, 80)) -> GraphSet:
-    """TopoFeature: BA(m=2) graphs with 0–4 red nodes, half with a 5-cycle attached; label 1 iff ≥ 2 red
-    nodes AND the cycle is present (edge_gt marks the cycle)."""
+    """TopoFeature as the official generator: label 1 iff ≥ 2 red nodes AND a 5-cycle is attached. Balanced
+    and built so that neither ingredient alone decides: half the graphs are positive (cycle + 2–4 red nodes),
+    a quarter are negative with 2–4 red nodes and no cycle, a quarter negative with the cycle and 0–1 red
+    nodes. BA(m = 2) bases of 8–80 nodes (5 fewer when the cycle is attached, so the node count does not
+    give it away); red nodes are base nodes; edge_gt marks the cycle."""
     graphs, y = [], []
-    for i in range(n_graphs):
-        n = int(rng.integers(sizes[0], sizes[1] + 1))
-        edges, gt = ba_edges(n, 2, rng), []
-        has_cycle = i % 2 == 1
+    for _ in range(n_graphs):
+        label = int(rng.integers(2))
+        has_cycle = bool(label or rng.integers(2))
+        n_red = int(rng.integers(2, 5)) if label or not has_cycle else int(rng.integers(0, 2))
+        n_base = max(int(rng.integers(sizes[0], sizes[1] + 1)) - 5 * has_cycle, n_red, 3)
+        red = np.zeros(n_base, dtype=bool)
+        red[rng.choice(n_base, size=n_red, replace=False)] = True
+        n, edges = n_base, ba_edges(n_base, 2, rng)
         gt = [0] * len(edges)
         if has_cycle:
-            n, edges, gt = attach(n, edges, "cycle5", rng)
-        n_red = int(rng.integers(0, 5))
-        red = np.zeros(n, dtype=bool)
-        red[rng.choice(n, size=n_red, replace=False)] = True
+            n, edges, gt = attach(n_base, edges, "cycle", rng)
+            red = np.concatenate([red, np.zeros(n - n_base, dtype=bool)])
         x = np.stack([red, ~red], axis=1).astype(np.float32)
         graphs.append((x, edges, gt))
-        y.append(int(n_red >= 2 and has_cycle))
-    order = rng.permutation(n_graphs)
-    graphs, y = [graphs[j] for j in order], [y[j] for j in order]
+        y.append(label)
     return _assemble(graphs, y, ["red", "other"], ["negative", "positive"], random_split(n_graphs, rng),
                      with_gt=True)
 
 
-def make_motif(n_graphs: int, rng: np.random.Generator, *, ood: str | None = None,
-               sizes: tuple[int, int] = (8, 20)) -> GraphSet:
-    """GOOD-Motif-like: a base (wheel/tree/ladder/star/path) with a house, cycle or crane motif; label =
-    the motif; covariate split on the base (train wheel/tree/ladder, val star, test path). ``ood``:
-    'large' draws 150–250-node bases for every split, 'er' uses Erdős–Rényi bases. Constant features."""
+def make_motif(n_graphs: int, rng: np.random.Generator, *, ood: str | None = None, noise: float = 0.05,
+               id_test: float = 1 / 6) -> GraphSet:
+    """GOOD-Motif-like (basis, covariate shift): a base (wheel/tree/ladder/star/path, width 10 ± 5 as GOOD)
+    with a house, 5-cycle or crane motif; label = the motif; ``noise``·E random edges touching the base
+    (GOOD's perturb). Split on the base as GOOD: wheel/tree/ladder graphs train (0) or, a fraction
+    ``id_test`` of them (10% of all graphs, as GOOD), in-distribution test (3); star bases are the OOD
+    validation (1), path bases the OOD test (2). ``ood``: 'large' draws widths 150–250, 'er' uses Erdős–Rényi bases. Constant features.
+    GOOD's 10% label noise is left out (accuracies stay readable against 100%)."""
     if ood not in (None, "large", "er"):
         raise UsageError(f"unknown OOD variant '{ood}'; expected large or er")
-    lo, hi = (150, 250) if ood == "large" else sizes
+    lo, hi = (150, 250) if ood == "large" else (5, 15)
     graphs, y, split = [], [], []
     for i in range(n_graphs):
         b = i % len(BASES)
         label = int(rng.integers(len(MOTIFS)))
-        n, edges = base_edges("er" if ood == "er" else BASES[b], int(rng.integers(lo, hi + 1)), rng)
-        n, edges, gt = attach(n, edges, MOTIFS[label], rng)
+        n_base, edges = base_edges("er" if ood == "er" else BASES[b], int(rng.integers(lo, hi + 1)), rng)
+        n, edges, gt = attach(n_base, edges, MOTIFS[label], rng)
+        edges, gt = add_noise_edges(n, n_base, edges, gt, noise, rng)
         graphs.append((np.ones((n, 1), np.float32), edges, gt))
         y.append(label)
-        split.append({3: 1, 4: 2}.get(b, 0))   # bases 0-2 train, 3 (star) val, 4 (path) test
+        split.append({3: 1, 4: 2}.get(b, 3 if rng.random() < id_test else 0))
     order = rng.permutation(n_graphs)
     graphs, y = [graphs[j] for j in order], [y[j] for j in order]
     return _assemble(graphs, y, ["one"], list(MOTIFS), np.array(split, dtype=np.int8)[order], with_gt=True)

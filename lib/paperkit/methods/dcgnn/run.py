@@ -26,7 +26,7 @@ from paperkit.methods.dcgnn.train import (
     train_model,
 )
 
-SPLITS = ("train", "val", "test")
+SPLITS = ("train", "val", "test", "id_test")   # the NPZ split codes 0, 1, 2, 3
 DOMINANT = 0.8   # a channel with relevance ≥ this decides alone; otherwise both are used
 
 
