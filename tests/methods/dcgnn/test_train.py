@@ -124,6 +124,34 @@ def test_same_seed_same_model_outputs():
     np.testing.assert_array_equal(a["mask"], b["mask"])
 
 
+@pytest.mark.parametrize("select", ["best-val", "last"])
+def test_selected_checkpoint_has_the_best_logged_validation_accuracy(select):
+    """The kept model's accuracy on the validation graphs, recomputed after training, is the maximum of the
+    per-epoch ones logged during training over the epochs after warm-up (first such epoch kept); with
+    ``last`` it is the last epoch's."""
+    gs = generate("redblue", 80, seed=0)
+    sp = split_indices(gs, 0)
+    cfg = FitConfig(segnn="smgnn", channels="dual", epochs=6, warmup=2, hidden=8, lr=2e-2, select=select)
+    model, hist = train_model(gs, sp["train"], cfg, 0, progress=lambda it, **k: it, val_idx=sp["val"])
+    logged = np.array([h["val_acc"] for h in hist])
+    acc = split_metrics(gs, sp["val"], predict(model, gs, sp["val"]))["acc"]
+    want = int(np.argmax(logged[2:])) + 2 if select == "best-val" else 5
+    assert model.selected_epoch == want
+    assert acc == logged[want]
+    assert model.temperature == hist[want]["temperature"]
+
+
+def test_id_val_is_held_apart_from_training_graphs_when_val_is_ood():
+    motif, rb = generate("motif", 120, seed=0), generate("redblue", 50, seed=0)
+    sm, sr = split_indices(motif, 3), split_indices(rb, 3)
+    assert "id_val" not in sr                               # Red-Blue's val split is in-distribution
+    stored_train = np.flatnonzero(motif.split == 0)
+    assert len(sm["id_val"]) == round(0.1 * len(stored_train))
+    assert not set(sm["id_val"]) & set(sm["train"])
+    np.testing.assert_array_equal(np.sort(np.concatenate([sm["id_val"], sm["train"]])), stored_train)
+    np.testing.assert_array_equal(split_indices(motif, 3)["id_val"], sm["id_val"])
+
+
 # ------------------------------------------------------------------------------------------- FAITH
 def _tiny_gnn(gs, seed=0):
     torch.manual_seed(seed)
