@@ -1,5 +1,5 @@
 """Collect the dcgnn example runs into one markdown table: accuracy ± std, channel relevances, channel
-used per seed, explanation AUROC, and the rules of the DC runs.
+used per seed, explanation AUROC, the epoch kept per seed (best validation accuracy), and the rules of the DC runs.
 
     python table.py OUT_DIR > table.md
 """
@@ -16,16 +16,17 @@ def cell(s, key, spec=".3f"):
 
 def main(out: Path) -> None:
     print("| dataset | model | test acc | ID test acc | GNN relevance | rule relevance | channel per seed "
-          "| expl. AUROC |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| expl. AUROC | kept epoch per seed |")
+    print("|---|---|---|---|---|---|---|---|---|")
     rules = []
     for run in sorted(p for p in out.iterdir() if (p / "metrics.json").is_file()):
         m = json.loads((run / "metrics.json").read_text())
         s = m["summary"]
         chans = ",".join(r["channel"] or "–" for r in m["per_seed"])
+        kept = ",".join(str(r.get("selected_epoch", "last")) for r in m["per_seed"])
         print(f"| {run.name.split('-')[0]} | {m['model']} | {cell(s, 'test_acc')} | {cell(s, 'id_test_acc')} "
               f"| {cell(s, 'gnn_relevance', '.2f')} "
-              f"| {cell(s, 'rule_relevance', '.2f')} | {chans} | {cell(s, 'explanation_auroc', '.2f')} |")
+              f"| {cell(s, 'rule_relevance', '.2f')} | {chans} | {cell(s, 'explanation_auroc', '.2f')} | {kept} |")
         if m["model"].startswith("DC") and m["classes"] and len(m["classes"]) == 2:
             for r in json.loads((run / "rules.json").read_text()):
                 rules.append(f"- {run.name.split('-')[0]}, seed {r['seed']}: `{r['text']}` → {r['positive_class']}")

@@ -52,6 +52,28 @@ def test_fit_writes_outputs_and_same_seed_same_metrics(fitted):
     assert rules[0]["kind"] == "argmax" and set(rules[0]["classes"]) == {"house", "cycle", "crane"}
 
 
+def test_fit_records_the_selected_epoch_and_saves_that_checkpoint(fitted, motif_npz):
+    """The motif set's val split is OOD, so the checkpoint is chosen on id_val graphs held apart from the
+    training graphs; with 1 warm-up epoch of 2 only epoch 1 is a candidate. model.pt holds the kept
+    checkpoint: reloaded, it gives the per_seed.csv id_val accuracy."""
+    import csv
+
+    from paperkit.methods.dcgnn.data import load_data
+    from paperkit.methods.dcgnn.run import load_model, split_indices
+    from paperkit.methods.dcgnn.train import predict, split_metrics
+
+    (a, _), _ = fitted
+    m = json.loads((a / "metrics.json").read_text())
+    assert m["selection"] == {"rule": "best-val", "split": "id_val", "epochs": [1, 1]}
+    rows = list(csv.DictReader((a / "per_seed.csv").open()))
+    gs = load_data(motif_npz)
+    idx = split_indices(gs, 0)["id_val"]
+    for i, row in enumerate(rows):
+        assert int(row["selected_epoch"]) == 1
+        model, _ = load_model(a / "model.pt", seed_index=i)
+        assert split_metrics(gs, idx, predict(model, gs, idx))["acc"] == pytest.approx(float(row["id_val_acc"]))
+
+
 @pytest.mark.heavy
 def test_seeds_in_parallel_give_the_same_metrics(pk, tmp_path):
     """(heavy: each spawned process imports torch and PyG, ~30 s on a busy 2-core machine) -j 2 trains the two seeds in two processes; the numbers equal those of -j 1 (one thread per seed)."""

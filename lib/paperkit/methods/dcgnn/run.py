@@ -27,6 +27,7 @@ from paperkit.methods.dcgnn.train import (
 )
 
 SPLITS = ("train", "val", "test", "id_test")   # the NPZ split codes 0, 1, 2, 3
+ID_VAL_FRACTION = 0.1   # of the training graphs, held apart to select the checkpoint when val is OOD
 DOMINANT = 0.8   # a channel with relevance ≥ this decides alone; otherwise both are used
 
 
@@ -41,13 +42,25 @@ def channel_used(relevance: tuple[float, float]) -> str:
 
 
 def split_indices(gs: GraphSet, seed: int) -> dict[str, np.ndarray]:
-    """The stored split, else a seeded 80/10/10 split."""
+    """The stored split, else a seeded 80/10/10 split. When the validation split is not from the training
+    distribution (the data hold an in-distribution test split, as GOOD's covariate splits) or is empty, a
+    seeded ``ID_VAL_FRACTION`` of the training graphs is held apart as ``id_val``, as GOOD's ID validation."""
     if gs.split is None:
         from paperkit.methods.dcgnn.data import random_split
         split = random_split(gs.n_graphs, np.random.default_rng(seed))
     else:
         split = gs.split
-    return {name: np.flatnonzero(split == k) for k, name in enumerate(SPLITS)}
+    out = {name: np.flatnonzero(split == k) for k, name in enumerate(SPLITS)}
+    if len(out["id_test"]) or not len(out["val"]):
+        train = np.random.default_rng(seed).permutation(out["train"])
+        n_val = int(round(ID_VAL_FRACTION * len(train))) if len(train) > 1 else 0
+        out["id_val"], out["train"] = np.sort(train[:n_val]), np.sort(train[n_val:])
+    return out
+
+
+def selection_split(splits: dict[str, np.ndarray]) -> str:
+    """The in-distribution split on which the checkpoint is chosen."""
+    return "id_val" if "id_val" in splits else "val"
 
 
 # -------------------------------------------------------------------------------------------- gen
@@ -105,6 +118,7 @@ class FitSettings:
     average_edge_attn: str = _FC.average_edge_attn
     pool: str = _FC.pool
     norm: str = _FC.norm
+    select: str = _FC.select
     top_k: int = 6
     seed: int = 0
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -117,7 +131,8 @@ class FitSettings:
                          epochs=self.epochs, batch_size=self.batch_size, lr=self.lr,
                          warmup=min(self.warmup, self.epochs), reg_weight=self.reg_weight, rule_l1=self.rule_l1,
                          side_lr=self.side_lr,
-                         constant_feature=self.constant_feature, average_edge_attn=self.average_edge_attn, pool=self.pool, norm=self.norm)
+                         constant_feature=self.constant_feature, average_edge_attn=self.average_edge_attn, pool=self.pool, norm=self.norm,
+                         select=self.select)
 
 
 @dataclass
@@ -171,6 +186,7 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     _choice(s.average_edge_attn, ("mean", "none"), "--average-edge-attn")
     _choice(s.pool, ("sum", "mean"), "--pool")
     _choice(s.norm, ("none", "bn"), "--norm")
+    _choice(s.select, ("best-val", "last"), "--select")
     if not s.seeds:
         raise UsageError("--seeds is empty")
     if s.synthetic in NODES_PER_GRAPH:
@@ -192,7 +208,7 @@ def fit_one_seed(inputs: FitInputs, seed: int, device: Any, progress: Any) -> di
     cfg = s.fit_config()
     t0 = time.perf_counter()
     model, history = train_model(gs, splits["train"], cfg, seed, device=device, progress=progress,
-                                 desc=f"seed {seed}")
+                                 desc=f"seed {seed}", val_idx=splits[selection_split(splits)])
     seconds = time.perf_counter() - t0
     everything = np.arange(gs.n_graphs)
     pred = predict(model, gs, everything, device=device)
@@ -201,12 +217,12 @@ def fit_one_seed(inputs: FitInputs, seed: int, device: Any, progress: Any) -> di
                for name, idx in splits.items() if len(idx)}
     rel = model.relevance()
     test_auroc = explanation_auroc(gs, splits["test"], _subset_mask(gs, pred["mask"], splits["test"]))
-    row = {"seed": seed, **{f"{sp}_{k}": v for sp, m in metrics.items() for k, v in m.items()},
+    row = {"seed": seed, "selected_epoch": model.selected_epoch, **{f"{sp}_{k}": v for sp, m in metrics.items() for k, v in m.items()},
            "gnn_relevance": None if rel is None else rel[0], "rule_relevance": None if rel is None else rel[1],
            "channel": None if rel is None else channel_used(rel), "explanation_auroc": test_auroc}
     train_pred = {k: None if v is None or k == "mask" else v[splits["train"]] for k, v in pred.items()}
     return {"row": row, "rule": export_rule(model, gs, train_pred), "history": history, "train_seconds": seconds,
-            "state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
+            "temperature": model.temperature, "state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
             "mask": None if pred["mask"] is None else pred["mask"].astype(np.float32)}
 
 
@@ -253,15 +269,18 @@ def execute_fit(inputs: FitInputs, run: Any, progress: Any = default_progress) -
     results = [run.cached(f"seed{seed}", lambda seed=seed: done.get(seed) or fit_one_seed(inputs, seed, device, progress),
                           fmt="pt") for seed in s.seeds]
     rows = [r["row"] for r in results]
-    keys = [k for k in rows[0] if k not in ("seed", "channel")]
+    keys = [k for k in rows[0] if k not in ("seed", "channel", "selected_epoch")]
     metrics = {"source": inputs.source, "graphs": gs.n_graphs, "classes": gs.class_names,
                "split_sizes": {k: int(len(v)) for k, v in inputs.splits.items()},
                "model": model_name(s), "seeds": list(s.seeds),
+               "selection": {"rule": s.select, "split": selection_split(inputs.splits),
+                             "epochs": [r["selected_epoch"] for r in rows]},
                "summary": {k: _mean_std(rows, k) for k in keys}, "per_seed": rows}
     masks = [r["mask"] for r in results]
     torch_model = {"config": asdict(s.fit_config()), "d_in": int(gs.x.shape[1]),
                    "n_classes": gs.n_classes, "feature_names": gs.feature_names, "class_names": gs.class_names,
-                   "seeds": list(s.seeds), "state_dicts": [r["state_dict"] for r in results]}
+                   "seeds": list(s.seeds), "state_dicts": [r["state_dict"] for r in results],
+                   "temperatures": [r["temperature"] for r in results]}
     return FitResult(metrics=metrics, per_seed=rows,
                      rules=[{"seed": r["row"]["seed"], **(r["rule"] or {})} for r in results],
                      edge_masks=None if masks[0] is None else np.stack(masks),
@@ -291,7 +310,9 @@ def load_model(path: str | Path, *, seed_index: int = 0) -> tuple[Any, dict]:
     cfg = FitConfig(**blob["config"])
     model = build_model(cfg, blob["d_in"], blob["n_classes"])
     model.load_state_dict(blob["state_dicts"][seed_index])
-    model.temperature = cfg.end_temp if cfg.epochs > cfg.warmup else 1.0
+    # the channel temperature of the kept epoch (older files: the last epoch's)
+    model.temperature = blob.get("temperatures", [cfg.end_temp if cfg.epochs > cfg.warmup else 1.0]
+                                 * len(blob["state_dicts"]))[seed_index]
     model.eval()
     return model, blob
 

@@ -42,6 +42,7 @@ class FitConfig:
     average_edge_attn: str = "mean"
     pool: str = "sum"              # GNN-channel readout; the official configs use mean on GOOD-Motif
     norm: str = "none"             # "bn": BatchNorm in the GIN MLPs (the official GOOD-Motif use_norm)
+    select: str = "best-val"       # keep the epoch of best validation accuracy (the official pipeline) or "last"
 
 
 def build_model(cfg: FitConfig, d_in: int, n_classes: int) -> DCGNN:
@@ -101,8 +102,14 @@ def loss_terms(model: DCGNN, out: dict, y: torch.Tensor, epoch: int, cfg: FitCon
 
 
 def train_model(gs: GraphSet, train_idx: np.ndarray, cfg: FitConfig, seed: int, *, device: Any = "cpu",
-                progress: Any = default_progress, desc: str = "train") -> tuple[DCGNN, list[dict]]:
-    """Fit one model on the graphs ``train_idx``; returns it (in eval mode) and the per-epoch losses."""
+                progress: Any = default_progress, desc: str = "train",
+                val_idx: np.ndarray | None = None) -> tuple[DCGNN, list[dict]]:
+    """Fit one model on the graphs ``train_idx``; returns it (in eval mode) and the per-epoch losses.
+
+    With ``val_idx`` each epoch logs ``val_acc`` on those graphs and, with ``cfg.select == "best-val"``, the
+    returned model is the checkpoint of the first epoch with the highest one (as the official pipeline's
+    best in-distribution checkpoint); a DC-GNN's warm-up epochs are not candidates (its combined output is
+    not trained yet). ``model.selected_epoch`` says which epoch was kept."""
     from torch_geometric.loader import DataLoader
 
     torch.manual_seed(seed)
@@ -111,7 +118,7 @@ def train_model(gs: GraphSet, train_idx: np.ndarray, cfg: FitConfig, seed: int, 
     gen = torch.Generator().manual_seed(seed)
     loader = DataLoader(to_pyg(gs, train_idx), batch_size=cfg.batch_size, shuffle=True, generator=gen,
                         drop_last=len(train_idx) > cfg.batch_size)
-    history = []
+    history, best = [], None
     for epoch in progress(range(cfg.epochs), desc=desc, unit="epoch"):
         model.train()
         model.temperature = channel_temperature(epoch, cfg)
@@ -125,7 +132,19 @@ def train_model(gs: GraphSet, train_idx: np.ndarray, cfg: FitConfig, seed: int, 
             opt.step()
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + v.item() / len(loader)
-        history.append({"epoch": epoch, "temperature": model.temperature, **sums})
+        record = {"epoch": epoch, "temperature": model.temperature, **sums}
+        if val_idx is not None and len(val_idx):
+            record["val_acc"] = float(np.mean(predict(model, gs, val_idx, device=device)["probs"].argmax(1)
+                                              == gs.y[val_idx]))
+            eligible = cfg.select == "best-val" and not (cfg.channels == "dual" and epoch < cfg.warmup)
+            if eligible and (best is None or record["val_acc"] > best[0]):
+                best = (record["val_acc"], epoch, model.temperature,
+                        {k: v.detach().clone() for k, v in model.state_dict().items()})
+        history.append(record)
+    model.selected_epoch = cfg.epochs - 1
+    if best is not None:
+        _, model.selected_epoch, model.temperature, state = best
+        model.load_state_dict(state)
     model.eval()
     return model, history
 
