@@ -33,23 +33,24 @@ def _rules_steps(family):
              "--queries", "{dir}/data/test.tsv", "-o", f"{{dir}}/{family}.json", "-q"))
 
 
+def _connecthub(claim_id, k, graphs, claim, paper_value, *, quick_s, full_s):
+    """ULTRA vs the (k+1)-star motifs on generated ConnectHub(k) graphs (Table 1)."""
+    star = f"star{k + 1}"
+    return Claim(claim_id, "kgfm-motif", claim, "Table 1", paper_value,
+                 (("kgfm-gen", "--kind", "connecthub", "--k", str(k), "--graphs", str(graphs), "--seed", "{seed}",
+                   "--run-dir", "{dir}/data", "-q"), _motif_run("ultra"), _motif_run(star)),
+                 _table1(star), Interval(f"{star}_minus_ultra", lo=0.4), seeds=(0,), quick_s=quick_s,
+                 full_s=full_s, full_seeds=(0, 1, 2))
+
 CLAIMS = (
-    Claim("kgfm/connecthub", "kgfm-motif",
-          "On ConnectHub(2), ULTRA's binary motifs cannot tell the positive links from the negative ones "
-          "(chance), while 3-star motifs separate them.",
-          "Table 1", "ULTRA 50%, star3 100% (k = 2)",
-          (("kgfm-gen", "--kind", "connecthub", "--k", "2", "--graphs", "5", "--seed", "{seed}",
-            "--run-dir", "{dir}/data", "-q"), _motif_run("ultra"), _motif_run("star3")),
-          _table1("star3"), Interval("star3_minus_ultra", lo=0.4), seeds=(0,), quick_s=120, full_s=400,
-          full_seeds=(0, 1, 2)),
-    Claim("kgfm/connecthub-k3", "kgfm-motif",
-          "On ConnectHub(3), ULTRA stays at chance while 4-star motifs separate the positive links from the "
-          "negative ones on a held-out graph (with the relation norm of configs/connecthub.yaml).",
-          "Table 1", "ULTRA 50%, star4 100% (k = 3)",
-          (("kgfm-gen", "--kind", "connecthub", "--k", "3", "--graphs", "3", "--seed", "{seed}",
-            "--run-dir", "{dir}/data", "-q"), _motif_run("ultra"), _motif_run("star4")),
-          _table1("star4"), Interval("star4_minus_ultra", lo=0.4), seeds=(0,), quick_s=600, full_s=1800,
-          full_seeds=(0, 1, 2)),
+    _connecthub("kgfm/connecthub", 2, 5,
+                "On ConnectHub(2), ULTRA's binary motifs cannot tell the positive links from the negative ones "
+                "(chance), while 3-star motifs separate them.",
+                "ULTRA 50%, star3 100% (k = 2)", quick_s=120, full_s=400),
+    _connecthub("kgfm/connecthub-k3", 3, 3,
+                "On ConnectHub(3), ULTRA stays at chance while 4-star motifs separate the positive links from "
+                "the negative ones on a held-out graph (with the relation norm of configs/connecthub.yaml).",
+                "ULTRA 50%, star4 100% (k = 3)", quick_s=600, full_s=1800),
     Claim("kgfm/rules-zero-shot", "kgfm-motif",
           "Zero-shot on a KG with new relations and held-out rules, motif lifts (F2, F3) rank its two-hop rule "
           "facts far better than no motifs (each relation then looks like every other but the query).",
