@@ -91,6 +91,37 @@ def test_resume_after_interrupt_gives_the_same_report(tmp_path):
     assert [r["verdict"] for r in resumed] == [criteria.HOLDS, criteria.HOLDS]  # v = 1, 2 < w = 5 on both seeds
 
 
+COUNTING = """import json, os, sys
+out, seed, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+with open(log, "a") as f:
+    f.write(out + "\\n")
+json.dump({"v": 1.0 + seed, "w": 5.0}, open(os.path.join(out, "m.json"), "w"))
+"""
+
+
+def test_claims_of_one_experiment_run_it_once(tmp_path):
+    """Two claims with the same steps and seeds share one folder; the steps run once per seed, also with
+    jobs > 1 and on --resume; a claim with other steps runs its own."""
+    script, log = tmp_path / "count.py", tmp_path / "runs.log"
+    script.write_text(COUNTING)
+    steps = ((str(script), "{dir}", "{seed}", str(log)),)
+    a = Claim("syn/a", "conformal-cv", "s", "w", "-", steps, _measure, Interval("v", 0.0, 10.0), seeds=(0, 1))
+    b = Claim("syn/b", "conformal-cv", "s", "w", "-", steps, _measure, Order("v", "w"), seeds=(0, 1))
+    c = Claim("syn/c", "conformal-cv", "s", "w", "-", steps, _measure, Order("v", "w"), seeds=(0,))
+    run = RunDir(tmp_path / "r").prepare({}, command="reproduce")
+    res = runner.run_claims([a, b, c], run, "quick", jobs=3, is_command=lambda _: True)
+    assert [r["verdict"] for r in res] == [criteria.HOLDS] * 3
+    assert res[0]["measurements"] == res[1]["measurements"] == [{"v": 1.0, "w": 5.0}, {"v": 2.0, "w": 5.0}]
+    runs = log.read_text().splitlines()
+    assert sorted(Path(x).parent.name for x in runs) == ["syn--a", "syn--a", "syn--c"]
+    assert not (run.path / "claims" / "syn--b").exists()
+    # a fresh report over the same folder after b's checkpoint is gone: b measures a's finished runs
+    run.checkpoint_path("claim-syn--b.json").unlink()
+    again = runner.run_claims([a, b], RunDir(tmp_path / "r", resume=True).prepare({}, command="reproduce"),
+                              "quick", is_command=lambda _: True)
+    assert _stable(again) == _stable(res[:2]) and len(log.read_text().splitlines()) == 3
+
+
 def test_not_built_tool_is_not_run(tmp_path):
     c = _claim(tmp_path, "syn/x", Interval("v", 0.0, 1.0))
     c2 = Claim("syn/y", "conformal-cv", "s", "w", "-", (("no-such-tool", "--x"),), _measure, c.criterion)

@@ -3,6 +3,9 @@
 A claim that fails (a command exits non-zero, a file is missing) is recorded as ``error`` with the tail
 of its stderr and is not checkpointed, so ``--resume`` retries it; finished claims are loaded from their
 checkpoints. Claims are independent: ``jobs`` > 1 runs several at once (each in its own processes).
+Claims with the same steps and seeds (two measurements of one experiment) share one folder: the first
+runs the steps, the others measure its outputs (the commands are deterministic, so a rerun would write
+the same files).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import math
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +26,7 @@ from paperkit.reproduce import criteria
 from paperkit.reproduce.registry import Claim, available, expand
 
 TIMINGS = "step_seconds.json"
+FINISHED = "steps.json"  # the argv of every step, written once they have all finished in that folder
 
 
 class ClaimFailed(Exception):
@@ -50,6 +55,24 @@ def _tail(text: str, n: int = 800) -> str:
     return text[-n:]
 
 
+def _finished(d: Path, argvs: list[list[str]]) -> bool:
+    if not ((d / FINISHED).is_file() and (d / TIMINGS).is_file()):
+        return False
+    try:
+        return io.read_json(d / FINISHED) == argvs
+    except Exception:  # an unreadable marker: run the steps again
+        return False
+
+
+def _measure(claim: Claim, d: Path, seed: int, res: dict[str, Any], t0: float) -> dict[str, float]:
+    try:
+        return {k: float(v) for k, v in claim.measure(d).items()}
+    except Exception as e:  # a missing file or key is the claim's error, not the harness's
+        res.update(verdict=criteria.ERROR, reason=f"seed {seed}: measuring failed: {type(e).__name__}: {e}",
+                   seconds=round(time.perf_counter() - t0, 1))
+        raise ClaimFailed(res) from e
+
+
 def execute(claim: Claim, folder: Path, mode: str, *, timeout: float | None = None) -> dict[str, Any]:
     """Run one claim now (no checkpoint): every seed's steps, the measurement, the verdict."""
     steps, seeds = claim.plan(mode)
@@ -58,12 +81,15 @@ def execute(claim: Claim, folder: Path, mode: str, *, timeout: float | None = No
     measurements = []
     for seed in seeds:
         d = folder / f"seed{seed}"
+        argvs = [expand(step, dir=d, seed=seed) for step in steps]
+        if _finished(d, argvs):  # a claim with the same steps already ran them here
+            measurements.append(_measure(claim, d, seed, res, t0))
+            continue
         if d.exists():
             shutil.rmtree(d)
         d.mkdir(parents=True)
         timings = []
-        for step in steps:
-            argv = expand(step, dir=d, seed=seed)
+        for argv in argvs:
             t_step = time.perf_counter()
             try:
                 p = subprocess.run(_argv(argv), capture_output=True, text=True, timeout=timeout, cwd=d)
@@ -79,12 +105,8 @@ def execute(claim: Claim, folder: Path, mode: str, *, timeout: float | None = No
             timings.append(round(time.perf_counter() - t_step, 3))
         # wall seconds of each step (process start included): what speed claims that time a command read
         io.write_json(d / TIMINGS, timings)
-        try:
-            measurements.append({k: float(v) for k, v in claim.measure(d).items()})
-        except Exception as e:  # a missing file or key is the claim's error, not the harness's
-            res.update(verdict=criteria.ERROR, reason=f"seed {seed}: measuring failed: {type(e).__name__}: {e}",
-                       seconds=round(time.perf_counter() - t0, 1))
-            raise ClaimFailed(res) from e
+        io.write_json(d / FINISHED, argvs)
+        measurements.append(_measure(claim, d, seed, res, t0))
     try:
         v = claim.criterion.verdict(measurements)
     except Exception as e:
@@ -110,14 +132,24 @@ def run_claims(claims: list[Claim], run: Any, mode: str, *, jobs: int = 1,
                timeout: float | None = None) -> list[dict[str, Any]]:
     """Results in the order of ``claims``. ``run`` is a :class:`paperkit.core.runs.RunDir`."""
 
+    owner: dict[str, str] = {}  # an experiment (steps and seeds) -> the first claim that runs it
+    locks: dict[str, threading.Lock] = {}
+    for c in claims:
+        key = repr(c.plan(mode))
+        owner.setdefault(key, c.id)
+        locks.setdefault(key, threading.Lock())
+
     def one(claim: Claim) -> dict[str, Any]:
         why = available(claim, is_command)
         if why:
             res = _base(claim, mode) | {"verdict": criteria.NOT_RUN, "reason": why, "seconds": 0.0}
         else:
-            folder = run.path / "claims" / slug(claim.id)
+            key = repr(claim.plan(mode))
+            folder = run.path / "claims" / slug(owner[key])
             try:
-                res = run.cached(f"claim-{slug(claim.id)}", lambda: execute(claim, folder, mode, timeout=timeout))
+                with locks[key]:  # claims sharing an experiment wait for the one that runs it
+                    res = run.cached(f"claim-{slug(claim.id)}",
+                                     lambda: execute(claim, folder, mode, timeout=timeout))
             except ClaimFailed as e:
                 res = e.result
         if on_done:
