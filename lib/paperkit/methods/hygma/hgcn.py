@@ -96,13 +96,14 @@ class _MixEdges(torch.autograd.Function):
                 _mix_agents(w, g) if ctx.needs_input_grad[1] else None)
 
 
-def _apply(fn: type[torch.autograd.Function], a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
-        return fn.apply(a, b)
-    return _RAW[fn](a, b)
+_WITH_BACKWARD = (_Dot.apply, _MixAgents.apply, _MixEdges.apply)
+_PLAIN = (_dot, _mix_agents, _mix_edges)
 
 
-_RAW = {_Dot: _dot, _MixAgents: _mix_agents, _MixEdges: _mix_edges}
+def _products() -> tuple:
+    """(dot, mix over agents, mix over hyperedges): with their backwards while autograd records, plain otherwise
+    (rollouts, target networks: no autograd call overhead)."""
+    return _WITH_BACKWARD if torch.is_grad_enabled() else _PLAIN
 
 
 class HypergraphAttention(nn.Module):
@@ -127,37 +128,36 @@ class HypergraphAttention(nn.Module):
         out, attention = self.agents_first(x.transpose(0, 1), inc)
         return out.transpose(0, 1), attention.permute(2, 3, 0, 1)
 
-    def agents_first(self, x: torch.Tensor, inc: Incidence) -> tuple[torch.Tensor, torch.Tensor]:
+    def agents_first(self, x: torch.Tensor, inc: Incidence, products: tuple | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
         """x (n, B, d) → features (n, B, out) and attention (n, E, B, heads)."""
+        dot, mix_agents, mix_edges = products or _products()
+        theta, query, key = self.theta, self.query, self.key
         n, b, _ = x.shape
-        heads, d = self.heads, self.theta.out_features
+        heads, d = self.heads, theta.out_features
         c = d // heads
-        xt = F.linear(x, self.theta.weight, self.theta.bias)
+        xt = F.linear(x, theta.weight, theta.bias)
         if self.mode == "code":
             xt = torch.relu(xt)
         edges = (inc.edge_mean @ xt.reshape(n, -1)).view(-1, b, d)         # (E, B, d) member means: one GEMM
-        q = F.linear(xt, self.query.weight, self.query.bias).view(n, b, heads, c)
-        k = F.linear(edges, self.key.weight, self.key.bias).view(-1, b, heads, c)
-        attention = torch.softmax(_apply(_Dot, q, k) * self.scale, dim=1)   # (n, E, B, heads) over hyperedges
+        q = F.linear(xt, query.weight, query.bias).view(n, b, heads, c)
+        k = F.linear(edges, key.weight, key.bias).view(-1, b, heads, c)
+        attention = torch.softmax(dot(q, k) * self.scale, dim=1)            # (n, E, B, heads) over hyperedges
         if self.mode == "code":
-            mixed = _apply(_MixEdges, attention, edges.view(-1, b, heads, c)).view(n, b, d)
+            mixed = mix_edges(attention, edges.view(-1, b, heads, c)).view(n, b, d)
             return torch.relu(F.linear(mixed, self.out.weight, self.out.bias)), attention
-        # H_a = ½(Hᵀ_norm + A), as ½Hᵀ_norm + ½A (the same floats: halving is exact)
-        return torch.relu(self._normalised_conv(xt, torch.add(inc.half_member, attention, alpha=0.5), inc.dv)), attention
-
-    def _normalised_conv(self, xt: torch.Tensor, ha: torch.Tensor, dv: torch.Tensor | None) -> torch.Tensor:
-        """D_v^{-1/2} H_a W D_e^{-1} H_aᵀ D_v^{-1/2} X Θ per head, with W = I and H_a (n, E, B, heads) the attended
-        incidence; D_v comes precomputed (H_a's row sums do not depend on the attention)."""
-        n, b, d = xt.shape
-        de = ha.sum(0, keepdim=True).clamp(min=1e-6).reciprocal()   # (1, E, B, heads)
-        xs = xt.view(n, b, self.heads, d // self.heads)
-        if dv is not None:
-            xs = xs * dv
-        edges = _apply(_MixAgents, ha, xs)                           # H_aᵀ X: (E, B, heads, d / heads)
-        nodes = _apply(_MixEdges, ha * de, edges)                    # H_a D_e^{-1} (H_aᵀ X): (n, B, heads, ·)
-        if dv is not None:
-            nodes = nodes * dv
-        return nodes.view(n, b, d)
+        # D_v^{-1/2} H_a W D_e^{-1} H_aᵀ D_v^{-1/2} X Θ per head with W = I and the attended incidence
+        # H_a = ½(Hᵀ_norm + A), written ½Hᵀ_norm + ½A (the same floats: halving is exact); D_v comes precomputed
+        # (H_a's row sums do not depend on the attention).
+        ha = torch.add(inc.half_member, attention, alpha=0.5)
+        de = ha.sum(0, keepdim=True).clamp(min=1e-6).reciprocal()          # (1, E, B, heads)
+        xs = xt.view(n, b, heads, c)
+        if inc.dv is not None:
+            xs = xs * inc.dv
+        nodes = mix_edges(ha * de, mix_agents(ha, xs))                      # H_a D_e^{-1} (H_aᵀ X): (n, B, heads, c)
+        if inc.dv is not None:
+            nodes = nodes * inc.dv
+        return torch.relu(nodes.view(n, b, d)), attention
 
 
 class HGCN(nn.Module):
@@ -171,10 +171,10 @@ class HGCN(nn.Module):
 
     def forward(self, x: torch.Tensor, h: torch.Tensor | Incidence) -> tuple[torch.Tensor, list[torch.Tensor]]:
         inc = h if isinstance(h, Incidence) else Incidence.of(h)
-        x = x.transpose(0, 1)
+        x, products = x.transpose(0, 1), _products()
         attentions = []
         for layer in self.layers:
-            x, att = layer.agents_first(x, inc)
+            x, att = layer.agents_first(x, inc, products)
             attentions.append(att.permute(2, 3, 0, 1))
         return x.transpose(0, 1), attentions
 
