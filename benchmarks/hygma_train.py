@@ -79,7 +79,9 @@ def main() -> None:
         batched, looped = env_rates(env, 64, env_steps)
         print(f"{env:<15}{batched:>12,.0f}{looped:>12,.0f}{batched / looped:>8.1f}×")
     steps = args.steps or (3000 if args.quick else 20000)
-    train_rate("vdn", 400)   # warm-up: torch's first-call costs are not charged to the first algorithm
+    # warm-up: torch's and scikit-learn's first-call costs (one per process: ~20 ms of CPU for the first
+    # spectral clustering) are not charged to the measured runs; 1200 steps include one clustering
+    train_rate("hygma-qmix", 1200)
     print(f"\n2. training on pp easy, {steps} env steps (CPU time of one thread)")
     rates = {algo: train_rate(algo, steps) for algo in ("qmix", "hygma-qmix")}
     q, h = rates["qmix"]["steps_per_s"], rates["hygma-qmix"]["steps_per_s"]

@@ -49,3 +49,71 @@ def test_consistency_loss_matches_direct_variance():
     h = H[:2]
     direct = (f[0, :3].var(0, unbiased=False).sum() + f[0, 3:].var(0, unbiased=False).sum()) / 2
     torch.testing.assert_close(consistency_loss(f, h), direct)
+
+
+class _ReferenceLayer(torch.nn.Module):
+    """The layer as first written (batch-major, per-(row, head) matrix products): the agents-first layer
+    must give the same features, attention and gradients."""
+
+    def __init__(self, in_dim, out_dim, heads, mode):
+        super().__init__()
+        self.heads, self.mode, self.scale = heads, mode, 1.0 / np.sqrt(out_dim // heads)
+        self.theta, self.query, self.key = (torch.nn.Linear(a, out_dim) for a in (in_dim, out_dim, out_dim))
+        self.out = torch.nn.Linear(out_dim, out_dim) if mode == "code" else None
+
+    def split(self, x):
+        b, m, d = x.shape
+        return x.view(b, m, self.heads, d // self.heads).transpose(1, 2)
+
+    def forward(self, x, h):
+        xt = self.theta(x)
+        if self.mode == "code":
+            xt = torch.relu(xt)
+        edges = torch.einsum("en,bnd->bed", h, xt) / h.sum(1).clamp(min=1)[None, :, None]
+        q, k = self.split(self.query(xt)), self.split(self.key(edges))
+        att = torch.softmax((q @ k.transpose(-1, -2)) * self.scale, dim=-1)   # (B, heads, n, E)
+        if self.mode == "code":
+            return torch.relu(self.out((att @ self.split(edges)).transpose(1, 2).reshape(xt.shape))), att
+        ha = 0.5 * (h.T / h.T.sum(-1, keepdim=True).clamp(min=1) + att)
+        dv = ha.sum(-1, keepdim=True).rsqrt()
+        de = ha.sum(-2, keepdim=True).clamp(min=1e-6).reciprocal()
+        nodes = dv * ((ha * de) @ (ha.transpose(-1, -2) @ (dv * self.split(xt))))
+        return torch.relu(nodes.transpose(1, 2).reshape(xt.shape)), att
+
+
+def _reference_attention_loss(a, h):
+    return (a * (a.clamp(min=1e-12) * h.shape[0]).log()).sum(-1).mean()
+
+
+def _reference_consistency(f, h):
+    sizes = h.sum(dim=1).clamp(min=1)[None, :, None]
+    means = torch.einsum("en,bnd->bed", h, f) / sizes
+    return (((f[:, None] - means[:, :, None]) ** 2).sum(-1) * h[None]).sum(-1).div(sizes[..., 0]).mean()
+
+
+@pytest.mark.parametrize("mode", ["paper", "code"])
+@pytest.mark.parametrize("h", [H[:2], H, torch.tensor([[1.0, 1, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0]])],
+                         ids=["partition", "overlapping", "uncovered-agents"])
+def test_agents_first_hgcn_equals_the_reference_layer_outputs_and_gradients(mode, h):
+    torch.manual_seed(2)
+    net = HGCN(7, mode=mode)
+    ref = torch.nn.ModuleList([_ReferenceLayer(7, 64, 4, mode), _ReferenceLayer(64, 48, 4, mode)])
+    ref.load_state_dict(net.layers.state_dict())
+    x = torch.randn(5, 6, 7)
+    out, atts = net(x, h)
+    y, ref_atts = x, []
+    for layer in ref:
+        y, a = layer(y, h)
+        ref_atts.append(a)
+    torch.testing.assert_close(out, y, rtol=0, atol=1e-6)
+    for a, b in zip(atts, ref_atts, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+    torch.testing.assert_close(consistency_loss(out, h), _reference_consistency(y, h), rtol=1e-6, atol=1e-7)
+    r = torch.randn(5, 6, 48)
+    assert consistency_loss(r, h).item() == pytest.approx(_reference_consistency(r, h).item(), rel=1e-6)
+    for a, b in zip(atts, ref_atts, strict=True):
+        torch.testing.assert_close(attention_loss(a, h), _reference_attention_loss(b, h), rtol=1e-6, atol=1e-7)
+    (out.pow(2).mean() + consistency_loss(out, h) + sum(attention_loss(a, h) for a in atts)).backward()
+    (y.pow(2).mean() + _reference_consistency(y, h) + sum(_reference_attention_loss(a, h) for a in ref_atts)).backward()
+    for (name, p), q in zip(net.layers.named_parameters(), ref.parameters(), strict=True):
+        torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=1e-6, msg=name)

@@ -15,29 +15,103 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.autograd.function import once_differentiable
+from torch.nn import functional as F
 
 
 @dataclass(frozen=True)
 class Incidence:
-    """Terms of an incidence H (E, n) that every layer and step reuse: member means, normalised membership, D_v."""
+    """Terms of an incidence H (E, n) that every layer and step reuse (computed once per grouping): member
+    means, normalised membership and D_v, shaped for the agents-first layout of :class:`HypergraphAttention`."""
 
     edge_mean: torch.Tensor       # (E, n): H with rows divided by the hyperedge sizes
-    member: torch.Tensor          # (n, E): Hᵀ with rows divided by each agent's number of hyperedges
-    dv: torch.Tensor | None       # (n, 1) D_v^{-1/2} of H_a; None when it is the identity
+    half_member: torch.Tensor     # (n, E, 1, 1): ½Hᵀ with rows divided by each agent's number of hyperedges
+    dv: torch.Tensor | None       # (n, 1, 1, 1) D_v^{-1/2} of H_a; None when it is the identity
 
     @classmethod
     def of(cls, h: torch.Tensor) -> Incidence:
         member = h.T / h.T.sum(-1, keepdim=True).clamp(min=1)
         covered = member.sum(-1, keepdim=True)   # 1 for an agent in some hyperedge, else 0
         # H_a = ½(member + A) and A's rows (a softmax) sum to 1, so row i of H_a sums to ½(covered_i + 1).
-        dv = None if bool((covered == 1).all()) else (0.5 * (covered + 1)).rsqrt()
-        return cls(h / h.sum(dim=1, keepdim=True).clamp(min=1), member, dv)
+        dv = None if bool((covered == 1).all()) else (0.5 * (covered + 1)).rsqrt()[..., None, None]
+        return cls(h / h.sum(dim=1, keepdim=True).clamp(min=1), 0.5 * member[..., None, None], dv)
+
+
+def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a (n, B, heads, c), b (E, B, heads, c) → (n, E, B, heads): Σ_c a[i]·b[e] per row and head."""
+    return (a[:, None] * b[None]).sum(-1)
+
+
+def _mix_agents(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """w (n, E, B, heads), x (n, B, heads, c) → (E, B, heads, c): Σ_i w[i, e]·x[i] (wᵀX per row and head)."""
+    return (w[..., None] * x[:, None]).sum(0)
+
+
+def _mix_edges(w: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """w (n, E, B, heads), y (E, B, heads, c) → (n, B, heads, c): Σ_e w[i, e]·y[e] (wY per row and head)."""
+    return (w[..., None] * y[None]).sum(1)
+
+
+# The three products close under differentiation (each one's gradients are the other two), so each gets a
+# hand-written backward: autograd's generic one for a broadcast product and sum costs ~4× the forward.
+class _Dot(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _dot(a, b)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return (_mix_edges(g, b) if ctx.needs_input_grad[0] else None,
+                _mix_agents(g, a) if ctx.needs_input_grad[1] else None)
+
+
+class _MixAgents(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, w, x):
+        ctx.save_for_backward(w, x)
+        return _mix_agents(w, x)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        w, x = ctx.saved_tensors
+        return (_dot(x, g) if ctx.needs_input_grad[0] else None,
+                _mix_edges(w, g) if ctx.needs_input_grad[1] else None)
+
+
+class _MixEdges(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, w, y):
+        ctx.save_for_backward(w, y)
+        return _mix_edges(w, y)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        w, y = ctx.saved_tensors
+        return (_dot(g, y) if ctx.needs_input_grad[0] else None,
+                _mix_agents(w, g) if ctx.needs_input_grad[1] else None)
+
+
+_WITH_BACKWARD = (_Dot.apply, _MixAgents.apply, _MixEdges.apply)
+_PLAIN = (_dot, _mix_agents, _mix_edges)
+
+
+def _products() -> tuple:
+    """(dot, mix over agents, mix over hyperedges): with their backwards while autograd records, plain otherwise
+    (rollouts, target networks: no autograd call overhead)."""
+    return _WITH_BACKWARD if torch.is_grad_enabled() else _PLAIN
 
 
 class HypergraphAttention(nn.Module):
     """One layer; ``forward(x (B, n, d), h)`` returns features (B, n, out) and attention (B, heads, n, E).
 
-    ``h`` is the incidence (E, n) or its precomputed :class:`Incidence`."""
+    ``h`` is the incidence (E, n) or its precomputed :class:`Incidence`. Inside, tensors are agents first,
+    (n, B, d), and the attention (n, E, B, heads): every product over the few agents and hyperedges is then a
+    broadcast over contiguous (B, d) blocks or one matrix product, never B·heads tiny matrix products."""
 
     def __init__(self, in_dim: int, out_dim: int, heads: int = 4, mode: str = "paper"):
         super().__init__()
@@ -49,38 +123,46 @@ class HypergraphAttention(nn.Module):
         self.key = nn.Linear(out_dim, out_dim)
         self.out = nn.Linear(out_dim, out_dim) if mode == "code" else None  # the code's output projection
 
-    def _split(self, x: torch.Tensor) -> torch.Tensor:
-        b, m, d = x.shape
-        return x.view(b, m, self.heads, d // self.heads).transpose(1, 2)
-
     def forward(self, x: torch.Tensor, h: torch.Tensor | Incidence) -> tuple[torch.Tensor, torch.Tensor]:
         inc = h if isinstance(h, Incidence) else Incidence.of(h)
-        xt = self.theta(x)
+        out, attention = self.agents_first(x.transpose(0, 1), inc)
+        return out.transpose(0, 1), attention.permute(2, 3, 0, 1)
+
+    def agents_first(self, x: torch.Tensor, inc: Incidence, products: tuple | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (n, B, d) → features (n, B, out) and attention (n, E, B, heads)."""
+        dot, mix_agents, mix_edges = products or _products()
+        theta, query, key = self.theta, self.query, self.key
+        n, b, _ = x.shape
+        heads, d = self.heads, theta.out_features
+        c = d // heads
+        xt = F.linear(x, theta.weight, theta.bias)
         if self.mode == "code":
             xt = torch.relu(xt)
-        edges = (xt.transpose(1, 2) @ inc.edge_mean.T).transpose(1, 2)   # (B, E, d) member means: one GEMM
-        q, k = self._split(self.query(xt)), self._split(self.key(edges))
-        attention = torch.softmax((q @ k.transpose(-1, -2)) * self.scale, dim=-1)   # (B, heads, n, E)
+        edges = (inc.edge_mean @ xt.reshape(n, -1)).view(-1, b, d)         # (E, B, d) member means: one GEMM
+        q = F.linear(xt, query.weight, query.bias).view(n, b, heads, c)
+        k = F.linear(edges, key.weight, key.bias).view(-1, b, heads, c)
+        attention = torch.softmax(dot(q, k) * self.scale, dim=1)            # (n, E, B, heads) over hyperedges
         if self.mode == "code":
-            mixed = (attention @ self._split(edges)).transpose(1, 2).reshape(xt.shape)
-            return torch.relu(self.out(mixed)), attention
-        return torch.relu(self._normalised_conv(xt, (attention + inc.member) * 0.5, inc.dv)), attention
-
-    def _normalised_conv(self, xt: torch.Tensor, ha: torch.Tensor, dv: torch.Tensor | None) -> torch.Tensor:
-        """D_v^{-1/2} H_a W D_e^{-1} H_aᵀ D_v^{-1/2} X Θ per head, with W = I and H_a (B, heads, n, E) the attended
-        incidence; D_v comes precomputed (H_a's row sums do not depend on the attention)."""
-        de = ha.sum(-2, keepdim=True).clamp(min=1e-6).reciprocal()   # (B, heads, 1, E)
-        xs = self._split(xt)
-        if dv is not None:
-            xs = xs * dv
-        nodes = (ha * de) @ (ha.transpose(-1, -2) @ xs)
-        if dv is not None:
-            nodes = nodes * dv
-        return nodes.transpose(1, 2).reshape(xt.shape)
+            mixed = mix_edges(attention, edges.view(-1, b, heads, c)).view(n, b, d)
+            return torch.relu(F.linear(mixed, self.out.weight, self.out.bias)), attention
+        # D_v^{-1/2} H_a W D_e^{-1} H_aᵀ D_v^{-1/2} X Θ per head with W = I and the attended incidence
+        # H_a = ½(Hᵀ_norm + A), written ½Hᵀ_norm + ½A (the same floats: halving is exact); D_v comes precomputed
+        # (H_a's row sums do not depend on the attention).
+        ha = torch.add(inc.half_member, attention, alpha=0.5)
+        de = ha.sum(0, keepdim=True).clamp(min=1e-6).reciprocal()          # (1, E, B, heads)
+        xs = xt.view(n, b, heads, c)
+        if inc.dv is not None:
+            xs = xs * inc.dv
+        nodes = mix_edges(ha * de, mix_agents(ha, xs))                      # H_a D_e^{-1} (H_aᵀ X): (n, B, heads, c)
+        if inc.dv is not None:
+            nodes = nodes * inc.dv
+        return torch.relu(nodes.view(n, b, d)), attention
 
 
 class HGCN(nn.Module):
-    """Two attention layers, in → 64 → 48, returning features and each layer's attention."""
+    """Two attention layers, in → 64 → 48, returning features (B, n, out) and each layer's attention
+    (B, heads, n, E: a view of the agents-first tensor)."""
 
     def __init__(self, in_dim: int, hidden: int = 64, out_dim: int = 48, heads: int = 4, mode: str = "paper"):
         super().__init__()
@@ -89,22 +171,28 @@ class HGCN(nn.Module):
 
     def forward(self, x: torch.Tensor, h: torch.Tensor | Incidence) -> tuple[torch.Tensor, list[torch.Tensor]]:
         inc = h if isinstance(h, Incidence) else Incidence.of(h)
+        x, products = x.transpose(0, 1), _products()
         attentions = []
         for layer in self.layers:
-            x, att = layer(x, inc)
-            attentions.append(att)
-        return x, attentions
+            x, att = layer.agents_first(x, inc, products)
+            attentions.append(att.permute(2, 3, 0, 1))
+        return x.transpose(0, 1), attentions
 
 
 def attention_loss(attention: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    """KL(attention ‖ uniform over the E hyperedges), averaged over batch, heads and agents."""
+    """KL(attention ‖ uniform over the E hyperedges) (E the last axis), averaged over batch, heads and agents.
+
+    Written as one sum over all entries, so a permuted view (the HGCN's) is read in memory order."""
     edges = h.shape[0]
-    return (attention * (attention.clamp(min=1e-12) * edges).log()).sum(-1).mean()
+    return (attention * (attention.clamp(min=1e-12) * edges).log()).sum() / (attention.numel() / attention.shape[-1])
 
 
 def consistency_loss(features: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    """Within-group variance of HGCN features (the official code used Q-values), averaged over groups."""
-    sizes = h.sum(dim=1).clamp(min=1)[None, :, None]
-    means = torch.einsum("en,bnd->bed", h, features) / sizes
-    spread = features[:, None] - means[:, :, None]  # (B, E, n, d)
-    return ((spread ** 2).sum(-1) * h[None]).sum(-1).div(sizes[..., 0]).mean()
+    """Within-group variance of HGCN features (B, n, d) (the official code used Q-values), averaged over batch
+    and groups: Σ_i h_ei ‖f_i − mean_e‖² / |e|, with the agents-first view of the HGCN's output."""
+    weight = h / h.sum(dim=1, keepdim=True).clamp(min=1)             # (E, n): h_ei / |e|
+    f = features.transpose(0, 1)                                       # (n, B, d)
+    n, b, d = f.shape
+    means = (weight @ f.reshape(n, -1)).view(-1, b, d)                 # (E, B, d): one GEMM
+    squared = (f[None] - means[:, None]).pow(2).sum(-1)               # (E, n, B)
+    return (squared * weight[:, :, None]).sum() / (b * h.shape[0])

@@ -95,7 +95,7 @@ class Agent(nn.Module):
             return torch.relu(self.fc(x)), None, []
         lead = x.shape[:-2]
         flat = x.reshape(-1, *x.shape[-2:])
-        keep = None if valid is None else valid.reshape(-1)
+        keep = None if valid is None or bool(valid.all()) else valid.reshape(-1)
         feats, atts = self.hgcn(flat if keep is None else flat[keep], h)
         full = feats if keep is None else feats.new_zeros(flat.shape[0], *feats.shape[1:]).index_put((keep,), feats)
         z = torch.relu(self.fc(torch.cat([full, flat], -1)))
