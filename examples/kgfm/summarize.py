@@ -21,12 +21,14 @@ def table1(out: Path) -> None:
     from paperkit.core.plots import new_figure, save_figure
 
     rows: dict[tuple[int, str], list[tuple[float, int, float]]] = {}  # (accuracy, epochs, wall s) per seed
-    for m in sorted(out.glob("ch*/*-seed*/metrics.json")):
-        k = int(m.parent.parent.name[2:])
-        fam = m.parent.name.rsplit("-seed", 1)[0]
-        epochs = len((m.parent / "curve.csv").read_text().strip().splitlines()) - 1
-        wall = json.loads((m.parent / "manifest.json").read_text()).get("wall_time_s", float("nan"))
-        rows.setdefault((k, fam), []).append((json.loads(m.read_text())["test_accuracy"], epochs, wall))
+    for man in sorted(out.glob("ch*/*-seed*/manifest.json")):  # finished runs (the manifest comes last)
+        run = man.parent
+        k = int(run.parent.name[2:])
+        fam = run.name.rsplit("-seed", 1)[0]
+        epochs = len((run / "curve.csv").read_text().strip().splitlines()) - 1
+        wall = json.loads(man.read_text()).get("wall_time_s", float("nan"))
+        rows.setdefault((k, fam), []).append((json.loads((run / "metrics.json").read_text())["test_accuracy"],
+                                              epochs, wall))
     print("| k | model | test accuracy | epochs (per seed) | wall time per run (min, mean) |\n|---|---|---|---|---|")
     fig, ax = new_figure(figsize=(6, 3.5))
     for k in sorted({k for k, _ in rows}):
