@@ -1,6 +1,7 @@
 """MOTIF's two encoders (Sec. 5): HCNet over LIFT_F(G) conditioned on the query relation q, and NBFNet over G
 conditioned on (u, q) with DistMult messages; ``family='ultra'`` uses ULTRA's relation NBFNet instead (binary
-directed edges of four types, inverse-degree weighted, no position codes). Scatter is ``index_add_``."""
+directed edges of four types, inverse-degree weighted, no position codes). Scatter is ``index_add_``. A star lift
+held as signed cubes (``lift.StarCubes``) sends the same messages per cube instead of per tuple."""
 
 from __future__ import annotations
 
@@ -166,7 +167,6 @@ class RelationEncoder(nn.Module):
             out.index_add_(1, edges[:, i], msg)
             suffix = x[i] if suffix is None else suffix * x[i]
         return out
-
 
     def _cube_messages(self, h: torch.Tensor, c: CubeTensors, k: int, gate: torch.Tensor,
                        a: torch.Tensor) -> torch.Tensor:
