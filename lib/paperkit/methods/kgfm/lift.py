@@ -5,8 +5,8 @@ Binary motifs are the supports of incidence products E_a^T E_b (over the boolean
 ULTRA's weighted ones by ``scipy.sparse``), 3-path motifs the support of the (head, relation, tail) contraction
 of the incidences (one compiled walk over the edges), k-stars the tuples over the tail set of every entity (for
 the model, exactly the same set as a signed sum of cubes over the tail sets' intersections: ``star_cubes``).
-Homomorphism semantics: relations (and entities) may repeat. ``lift_bruteforce`` enumerates homomorphisms edge by edge: the reference the tests and the
-benchmark compare with.
+Homomorphism semantics: relations (and entities) may repeat. ``lift_bruteforce`` enumerates homomorphisms edge
+by edge: the reference the tests and the benchmark compare with.
 """
 
 from __future__ import annotations
