@@ -6,7 +6,8 @@
 3. Batched evaluation vs one query at a time: queries/s ratio (target >= 10x).
 4. A ConnectHub(k) star(k+1) training step (the Table 1 setting: dim 32 x 4 layers, relation norm, 16 links)
    with the star lift as enumerated tuples vs as signed cubes (what the commands run): the same scores, and the
-   speed ratio. Quick: k = 3, star4 (3 graphs); full: k = 4, star5 (3 graphs, ~1 M hyperedges, minutes).
+   speed ratio. Quick: k = 3, star4 (3 graphs); full: k = 4, star5 (3 graphs, ~1 M hyperedges: the tuples
+   need ~12 GB of memory and a minute or more).
 
     python benchmarks/kgfm_motif.py [--quick]
 
