@@ -4,6 +4,10 @@
    sets) on a 2k-triple KG: identical hyperedges, speed ratio (target >= 100x); a 50k-triple KG (target <= 10 s).
 2. Training step time of f3 and star3 relative to ultra (the paper: richer motifs cost more).
 3. Batched evaluation vs one query at a time: queries/s ratio (target >= 10x).
+4. A ConnectHub(k) star(k+1) training step (the Table 1 setting: dim 32 x 4 layers, relation norm, 16 links)
+   with the star lift as enumerated tuples vs as signed cubes (what the commands run): the same scores, and the
+   speed ratio. Quick: k = 3, star4 (3 graphs); full: k = 4, star5 (3 graphs, ~1 M hyperedges: the tuples
+   need ~12 GB of memory and a minute or more).
 
     python benchmarks/kgfm_motif.py [--quick]
 
@@ -67,7 +71,7 @@ def bench_train(quick: bool) -> None:
     for fam in ("ultra", "f3", "star3"):
         torch.manual_seed(0)
         model = MotifModel(ModelConfig(family=fam, dim=32, layers=3))
-        gt = GraphTensors.build(g, lift(g, fam), model.types)
+        gt = GraphTensors.build(g, lift(g, fam, star_cubes_ok=True), model.types)
         sub = tr[: 16 * (2 if quick else 6)]
         t, _ = timed(lambda model=model, gt=gt, sub=sub: train_ranking(model, gt, sub, filters, epochs=1,
                                                                        batch_size=16, n_neg=32, lr=5e-4, seed=0), 2)
@@ -91,6 +95,43 @@ def bench_eval(quick: bool) -> None:
           f"{t_1 / t_b:.1f}x (target >= 10x), same ranks: {same}")
 
 
+def bench_star(quick: bool) -> None:
+    import torch.nn.functional as F
+
+    from paperkit.methods.kgfm.data import build_vocab, encode
+    from paperkit.methods.kgfm.generators import connecthub
+
+    k = 3 if quick else 4
+    fam = f"star{k + 1}"
+    gen = connecthub(k, 3, 0)
+    v = build_vocab(gen.splits["train"])
+    g = Graph.from_triples(encode(gen.splits["train"], v), v.n_entities, v.n_relations)
+    rows = [r for r in gen.labels if r["split"] == "train"][:16]
+    links = encode([(r["head"], r["relation"], r["tail"]) for r in rows], v)
+    y = torch.tensor([float(r["label"]) for r in rows])
+    res = {}
+    for form in ("tuples", "cubes"):
+        t_lift, lf = timed(lambda form=form: lift(g, fam, star_cubes_ok=form == "cubes"), 1)
+        torch.manual_seed(0)
+        model = MotifModel(ModelConfig(family=fam, dim=32, layers=4, dropout=0.0, relation_norm=True))
+        gt = GraphTensors.build(g, lf, model.types)
+
+        def step(model=model, gt=gt):
+            sc = gt.scores(model, links, hide=True)
+            logit = sc.gather(1, torch.as_tensor(links[:, 2:3])).squeeze(1)
+            loss = F.binary_cross_entropy_with_logits(logit, y)
+            model.zero_grad()
+            loss.backward()
+            return logit.detach()
+
+        t, logit = timed(step, 1 if form == "tuples" else 3)
+        res[form] = (t, t_lift, logit, lf.counts()[fam])
+    (t_t, l_t, s_t, n), (t_c, l_c, s_c, _) = res["tuples"], res["cubes"]
+    print(f"ConnectHub({k}) {fam} training step (16 links, {n:,} hyperedges): tuples {t_t:.2f} s (lift {l_t:.1f} s), "
+          f"cubes {1000 * t_c:.0f} ms (lift {1000 * l_c:.0f} ms), ratio {t_t / t_c:.0f}x, max |logit difference| "
+          f"{(s_t - s_c).abs().max().item():.1e}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes (about 30 s)")
@@ -99,6 +140,7 @@ def main() -> None:
     bench_lift(args.quick)
     bench_train(args.quick)
     bench_eval(args.quick)
+    bench_star(args.quick)
 
 
 if __name__ == "__main__":

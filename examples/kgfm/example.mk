@@ -4,6 +4,9 @@ EXAMPLES += kgfm
 KGFM_SEEDS := 0 1 2
 KGFM_KS := 2 3 4
 KGFM_GRAPHS := 5
+# graphs per ConnectHub(k) file where not KGFM_GRAPHS: k = 3 and 4 on 3 graphs (|R_H| = k+1..k+3, 2 train, 1 test)
+KGFM_GRAPHS_3 := 3
+KGFM_GRAPHS_4 := 3
 KGFM_PY ?= python
 # starm for m <= k+1, and ultra, for each k
 kgfm_models = ultra $(foreach m,$(shell seq 2 $$(($(1)+1))),star$(m))
@@ -14,7 +17,7 @@ KGFM_RULES := $(foreach f,none f2 f3,$(foreach s,$(KGFM_SEEDS),kgfm/out/rules/$(
 kgfm: kgfm/out/table1.md kgfm/out/wl.md kgfm/out/rules.md
 
 kgfm/out/data-ch%/manifest.json:
-	$(PAPERKIT) kgfm-gen --kind connecthub --k $* --graphs $(KGFM_GRAPHS) --run-dir $(@D) --resume -q
+	$(PAPERKIT) kgfm-gen --kind connecthub --k $* --graphs $(or $(KGFM_GRAPHS_$*),$(KGFM_GRAPHS)) --run-dir $(@D) --resume -q
 
 kgfm/out/data-rules%/manifest.json:
 	$(PAPERKIT) kgfm-gen --kind rules --seed $* --run-dir $(@D) --resume -q

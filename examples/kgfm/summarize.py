@@ -20,19 +20,24 @@ def mean_se(xs: list[float]) -> str:
 def table1(out: Path) -> None:
     from paperkit.core.plots import new_figure, save_figure
 
-    rows: dict[tuple[int, str], list[float]] = {}
-    for m in sorted(out.glob("ch*/*-seed*/metrics.json")):
-        k = int(m.parent.parent.name[2:])
-        fam = m.parent.name.rsplit("-seed", 1)[0]
-        rows.setdefault((k, fam), []).append(json.loads(m.read_text())["test_accuracy"])
-    print("| k | model | test accuracy |\n|---|---|---|")
+    rows: dict[tuple[int, str], list[tuple[float, int, float]]] = {}  # (accuracy, epochs, wall s) per seed
+    for man in sorted(out.glob("ch*/*-seed*/manifest.json")):  # finished runs (the manifest comes last)
+        run = man.parent
+        k = int(run.parent.name[2:])
+        fam = run.name.rsplit("-seed", 1)[0]
+        epochs = len((run / "curve.csv").read_text().strip().splitlines()) - 1
+        wall = json.loads(man.read_text()).get("wall_time_s", float("nan"))
+        rows.setdefault((k, fam), []).append((json.loads((run / "metrics.json").read_text())["test_accuracy"],
+                                              epochs, wall))
+    print("| k | model | test accuracy | epochs (per seed) | wall time per run (min, mean) |\n|---|---|---|---|---|")
     fig, ax = new_figure(figsize=(6, 3.5))
     for k in sorted({k for k, _ in rows}):
         fams = [f for kk, f in rows if kk == k]
-        fams.sort(key=lambda f: (f != "ultra", f))
+        fams.sort(key=lambda f: (f != "ultra", len(f), f))
         for f in fams:
-            print(f"| {k} | {f} | {mean_se(rows[(k, f)])} |")
-        ax.plot(range(len(fams)), [np.mean(rows[(k, f)]) for f in fams], marker="o", label=f"k={k}")
+            acc, ep, wall = zip(*rows[(k, f)], strict=True)
+            print(f"| {k} | {f} | {mean_se(list(acc))} | {', '.join(map(str, ep))} | {np.mean(wall) / 60:.1f} |")
+        ax.plot(range(len(fams)), [np.mean([a for a, _, _ in rows[(k, f)]]) for f in fams], marker="o", label=f"k={k}")
         ax.set_xticks(range(len(fams)), fams)
     ax.set(ylabel="ConnectHub test accuracy", ylim=(0.4, 1.05), title="MOTIF Table 1: only star(k+1) separates")
     ax.legend()

@@ -16,6 +16,7 @@ from paperkit.methods.kgfm.lift import (
     lift,
     lift_bruteforce,
     relation_sets,
+    star_cubes,
 )
 from paperkit.methods.kgfm.wl import entity_colors, relation_colors
 
@@ -81,6 +82,24 @@ def test_star_lift_equals_enumeration_and_refuses_size():
         lift(g, "star3", max_hyperedges=5)
     with pytest.raises(UsageError, match="unknown motif family"):
         lift(g, "f4")
+
+
+@pytest.mark.parametrize("seed,k", [(1, 3), (2, 4), (3, 2)])
+def test_star_cubes_stand_for_exactly_the_star_hyperedges(seed, k):
+    """The signed cubes' indicator, sum_W coef[W] 1[supp(t) <= W], is 1 on every k-star hyperedge and 0 on every
+    other k-tuple of relations (all 6^k of them checked), and their count equals the enumeration's."""
+    g = random_kg(seed, n=12, n_rel=3, m=16)
+    cubes = star_cubes(g, k)
+    stars = {tuple(e) for e in lift(g, f"star{k}").edges[f"star{k}"].tolist()}
+    sets = [set(cubes.members[cubes.members[:, 0] == c, 1].tolist()) for c in range(len(cubes.coef))]
+    assert len(sets) < len(stars)
+    for t in itertools.product(range(g.n_rel2), repeat=k):
+        assert sum(int(c) for c, w in zip(cubes.coef, sets, strict=True) if set(t) <= w) == (t in stars), t
+    assert cubes.n_hyperedges() == len(stars)
+    held = lift(g, f"star{k}", star_cubes_ok=True)
+    assert held.edges[f"star{k}"].shape == (0, k) and held.counts()[f"star{k}"] == len(stars)
+    # too many intersections: the tuples are enumerated instead
+    assert star_cubes(g, k, max_cubes=2) is None
 
 
 def test_ultra_degree_weights_hand_case():

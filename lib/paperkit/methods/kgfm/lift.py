@@ -3,9 +3,10 @@ included) and whose hyperedges are the homomorphic images of each motif of the f
 
 Binary motifs are the supports of incidence products E_a^T E_b (over the boolean semiring, on bit-packed rows;
 ULTRA's weighted ones by ``scipy.sparse``), 3-path motifs the support of the (head, relation, tail) contraction
-of the incidences (one compiled walk over the edges), k-stars the tuples over the tail set of every entity. Homomorphism semantics: relations (and entities)
-may repeat. ``lift_bruteforce`` enumerates homomorphisms edge by edge: the reference the tests and the
-benchmark compare with.
+of the incidences (one compiled walk over the edges), k-stars the tuples over the tail set of every entity (for
+the model, exactly the same set as a signed sum of cubes over the tail sets' intersections: ``star_cubes``).
+Homomorphism semantics: relations (and entities) may repeat. ``lift_bruteforce`` enumerates homomorphisms edge
+by edge: the reference the tests and the benchmark compare with.
 """
 
 from __future__ import annotations
@@ -31,18 +32,45 @@ PATH_ENDS = {"tfh": ("t", "h"), "tft": ("t", "t"), "hft": ("h", "t"), "hfh": ("h
 
 @dataclass
 class Lift:
-    """Hyperedges per motif type: ``edges[name]`` is (m, arity) int64 relation ids, ``weights[name]`` (m,)."""
+    """Hyperedges per motif type: ``edges[name]`` is (m, arity) int64 relation ids, ``weights[name]`` (m,).
+
+    A star lift may instead be held as ``cubes[name]`` (see ``star_cubes``): the same hyperedge set, written as a
+    signed sum of cubes W^k, without enumerating it; ``edges[name]`` is then empty (0, k)."""
 
     n_rel2: int
     edges: dict[str, np.ndarray] = field(default_factory=dict)
     weights: dict[str, np.ndarray] = field(default_factory=dict)
+    cubes: dict[str, StarCubes] = field(default_factory=dict)
 
     @property
     def types(self) -> list[str]:
         return list(self.edges)
 
     def counts(self) -> dict[str, int]:
-        return {k: int(len(v)) for k, v in self.edges.items()}
+        return {k: self.cubes[k].n_hyperedges() if k in self.cubes else int(len(v)) for k, v in self.edges.items()}
+
+
+@dataclass
+class StarCubes:
+    """The k-star hyperedge set U_v T_v^k (T_v: the relations into entity v) as a signed sum of cubes:
+
+        1[t in U_v T_v^k] = sum_W coef[W] 1[t in W^k],
+
+    W running over the nonempty intersections of the tail sets T_v. The message any hyperedge-wise sum of
+    products sends then factorises per cube (``RelationEncoder``): sum over t in W^k, t_i = r, of
+    prod_(j != i) x_j(t_j) is prod_(j != i) sum_(s in W) x_j(s), for every r in W. ``members`` is (m, 2) rows
+    (cube, relation), sorted; ``coef`` (n_cubes,) int64."""
+
+    k: int
+    members: np.ndarray
+    coef: np.ndarray
+
+    def sizes(self) -> np.ndarray:
+        return np.bincount(self.members[:, 0], minlength=len(self.coef))
+
+    def n_hyperedges(self) -> int:
+        """How many tuples the cubes stand for: sum_W coef[W] |W|^k (exact integers)."""
+        return int(sum(int(c) * int(s) ** self.k for c, s in zip(self.coef, self.sizes(), strict=True)))
 
 
 def parse_family(name: str) -> tuple[str, int]:
@@ -258,6 +286,45 @@ def _star(Et: sp.csr_matrix, k: int) -> np.ndarray:
     return np.unique(np.concatenate(blocks), axis=0).astype(np.int64)
 
 
+MAX_CUBES = 4096  # above this many tail-set intersections, enumerate the tuples instead
+
+
+def star_cubes(graph: Graph, k: int, max_cubes: int = MAX_CUBES) -> StarCubes | None:
+    """The k-star lift as cubes (``StarCubes``), or None if the tail sets have more than ``max_cubes``
+    distinct intersections.
+
+    Why it is exact: a tuple t lies in W^k iff its support supp(t) is a subset of W. Let L be the family of
+    nonempty intersections of the tail sets (closed under intersection) and choose coef from the largest W down
+    so that sum_(W' in L, W' >= W) coef[W'] = 1 for every W in L. For a tuple whose support lies in some T_v,
+    the members of L containing supp(t) are exactly those containing cl = the intersection of every T_v that
+    contains supp(t), itself in L, so the coefficients sum to 1; for any other tuple no member of L contains
+    its support and the sum is 0. Sets with coef 0 are dropped."""
+    _, Et = incidence(graph)
+    gens = sorted({tuple(r.tolist()) for r in _unique_rows(Et)})
+    gen_bits = [sum(1 << r for r in g) for g in gens]
+    closure, frontier = set(gen_bits), set(gen_bits)
+    while frontier:  # every intersection of tail sets, by intersecting new members with the generators
+        new = {w & g for w in frontier for g in gen_bits} - closure - {0}
+        closure |= new
+        frontier = new
+        if len(closure) > max_cubes:
+            return None
+    sets = sorted((tuple(r for r in range(graph.n_rel2) if w >> r & 1) for w in closure),
+                  key=lambda x: (-len(x), x))
+    if not sets:
+        return StarCubes(k, np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
+    rows = np.repeat(np.arange(len(sets)), [len(w) for w in sets])
+    A = sp.csr_matrix((np.ones(len(rows)), (rows, np.concatenate(sets))), shape=(len(sets), graph.n_rel2))
+    sizes = np.array([len(w) for w in sets], np.float64)
+    contains = (A @ A.T).toarray() == sizes[None, :]  # contains[i, j]: sets[i] >= sets[j] (larger sets first)
+    coef = np.zeros(len(sets), np.int64)
+    for j in range(len(sets)):
+        coef[j] = 1 - int(coef[:j][contains[:j, j]].sum())
+    keep = np.flatnonzero(coef)
+    members = np.array([(c, r) for c, i in enumerate(keep) for r in sets[i]], np.int64).reshape(-1, 2)
+    return StarCubes(k, members, coef[keep])
+
+
 def check_star_size(graph: Graph, family: str, max_hyperedges: int | None) -> None:
     """Refuse, before any work, a star lift that would enumerate more than ``max_hyperedges`` tuples."""
     fam, k = parse_family(family)
@@ -270,8 +337,11 @@ def check_star_size(graph: Graph, family: str, max_hyperedges: int | None) -> No
                          "or use a smaller arity")
 
 
-def lift(graph: Graph, family: str, *, max_hyperedges: int | None = 5_000_000) -> Lift:
-    """LIFT_F(G) for a family name; a star lift over ``max_hyperedges`` tuples is refused up front."""
+def lift(graph: Graph, family: str, *, max_hyperedges: int | None = 5_000_000, star_cubes_ok: bool = False) -> Lift:
+    """LIFT_F(G) for a family name; a star lift over ``max_hyperedges`` tuples is refused up front.
+
+    ``star_cubes_ok``: hold a star lift as cubes (``StarCubes``, the same hyperedges without enumerating them;
+    what the model needs) where the tail sets have few enough intersections; else as enumerated tuples."""
     types = motif_types(family)
     out = Lift(graph.n_rel2)
     if family == "ultra":  # weighted: the products of the sparse incidences
@@ -287,7 +357,13 @@ def lift(graph: Graph, family: str, *, max_hyperedges: int | None = 5_000_000) -
         elif name in PATHS:
             out.edges[name] = paths[name]
         else:
-            out.edges[name] = _star(incidence(graph)[1], int(name[4:]))
+            k = int(name[4:])
+            cubes = star_cubes(graph, k) if star_cubes_ok else None
+            if cubes is not None:
+                out.cubes[name] = cubes
+                out.edges[name] = np.zeros((0, k), np.int64)
+            else:
+                out.edges[name] = _star(incidence(graph)[1], k)
         out.weights[name] = np.ones(len(out.edges[name]))
     return out
 

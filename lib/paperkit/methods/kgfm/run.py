@@ -268,7 +268,8 @@ def _model_and_tensors(s: MotifSettings, lg: LoadedGraph, init: dict | None):
     model = MotifModel(cfg).to(dev)
     if init is not None:
         _load_state(model, init, s.init or "checkpoint")
-    gt = GraphTensors.build(lg.graph, lift(lg.graph, s.motifs, max_hyperedges=s.max_hyperedges), model.types, dev)
+    lf = lift(lg.graph, s.motifs, max_hyperedges=s.max_hyperedges, star_cubes_ok=True)
+    gt = GraphTensors.build(lg.graph, lf, model.types, dev)
     return model, gt
 
 
