@@ -1,5 +1,6 @@
 """Collect the dcgnn example runs into one markdown table: accuracy ± std, channel relevances, channel
-used per seed, explanation AUROC, the epoch kept per seed (best validation accuracy), and the rules of the DC runs.
+used per seed, explanation AUROC, the epoch kept per seed (lowest in-distribution validation loss), and the rules
+of the DC runs. Accuracies give mean ± std (s.e. = std / √seeds).
 
     python table.py OUT_DIR > table.md
 """
@@ -9,9 +10,12 @@ import sys
 from pathlib import Path
 
 
-def cell(s, key, spec=".3f"):
+def cell(s, key, spec=".3f", n=None):
     v = s.get(key)
-    return "–" if v is None else f"{v['mean']:{spec}} ± {v['std']:{spec}}"
+    if v is None:
+        return "–"
+    se = "" if n is None else f" (s.e. {v['std'] / n ** 0.5:{spec}})"
+    return f"{v['mean']:{spec}} ± {v['std']:{spec}}{se}"
 
 
 def main(out: Path) -> None:
@@ -24,7 +28,8 @@ def main(out: Path) -> None:
         s = m["summary"]
         chans = ",".join(r["channel"] or "–" for r in m["per_seed"])
         kept = ",".join(str(r.get("selected_epoch", "last")) for r in m["per_seed"])
-        print(f"| {run.name.split('-')[0]} | {m['model']} | {cell(s, 'test_acc')} | {cell(s, 'id_test_acc')} "
+        n = len(m["per_seed"])
+        print(f"| {run.name.split('-')[0]} | {m['model']} | {cell(s, 'test_acc', n=n)} | {cell(s, 'id_test_acc', n=n)} "
               f"| {cell(s, 'gnn_relevance', '.2f')} "
               f"| {cell(s, 'rule_relevance', '.2f')} | {chans} | {cell(s, 'explanation_auroc', '.2f')} | {kept} |")
         if m["model"].startswith("DC") and m["classes"] and len(m["classes"]) == 2:

@@ -44,7 +44,7 @@ SETTINGS = "paperkit.methods.dcgnn.run:FitSettings"
               help="bn: BatchNorm inside the GIN MLPs (the official GOOD-Motif setting; without it a GIN on "
                    "constant node features hardly fits the motif set).")
 @click.option("--select", type=click.Choice(["best-val", "last"]), default="best-val", show_default=True,
-              help="Checkpoint kept per seed: best-val, the epoch with the best accuracy on in-distribution "
+              help="Checkpoint kept per seed: best-val, the epoch with the lowest cross-entropy on in-distribution "
                    "validation graphs (the val split, or 10% of the training graphs held apart when the data "
                    "hold an id_test split, as GOOD-Motif; a DC-GNN's warm-up epochs excluded), as the official "
                    "pipeline; last, the last epoch.")
