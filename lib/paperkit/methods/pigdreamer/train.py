@@ -130,7 +130,7 @@ class Trainer:
         torch.manual_seed(seed)
         self.gen = torch.Generator().manual_seed(seed)
         c = self.core
-        self.agent = Agent(cfg.agent, c.obs_shape, c.priv_dim, c.n_actions, c.discrete)
+        self.agent = Agent(cfg.agent, c.obs_shape, c.priv_dim, c.n_actions, c.discrete, episode_length=c.horizon)
         self.policy = DeployedPolicy(self.agent)
         self.replay = Replay(cfg.envs, cfg.steps // cfg.envs + 2, c.obs_shape, c.priv_dim, c.n_actions)
         self.last = c.reset(seed * 1_000_003 + np.arange(cfg.envs))
