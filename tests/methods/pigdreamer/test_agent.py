@@ -252,7 +252,9 @@ def test_world_model_learns_full_size():
     import time
 
     t0 = time.thread_time()
-    train, held = random_replay(HazardNavCore(8), 625, 0), random_replay(HazardNavCore(8), 125, 99)
+    # held-out: as many fresh layouts as training (50 episodes); 10 episodes (1k steps) made the AUROC swing
+    # by ±0.15 with the few episodes that hold its ≈ 45 cost events
+    train, held = random_replay(HazardNavCore(8), 625, 0), random_replay(HazardNavCore(8), 625, 99)
     core = HazardNavCore(1)
     agent = Agent(AgentConfig(variant="pig", wm_lr=1e-3), core.obs_shape, core.priv_dim, core.n_actions, True)
     gen = torch.Generator().manual_seed(0)
@@ -262,7 +264,7 @@ def test_world_model_learns_full_size():
         agent._step(agent.wm_opt, loss, 1000.0)
         aligns.append(float(parts["align"]))
     auroc = cost_auroc(agent, held)
-    print(f"updates {len(aligns)} auroc {auroc:.3f} align {aligns[0]:.3f} -> {np.mean(aligns[-10:]):.3f}")
+    print(f"updates {len(aligns)} auroc {auroc:.3f} (training streams {cost_auroc(agent, train):.3f}) align {aligns[0]:.3f} -> {np.mean(aligns[-10:]):.3f}")
     assert auroc >= 0.85 and np.mean(aligns[-10:]) <= 0.5 * aligns[0]
 
 

@@ -41,11 +41,6 @@ class TwoHot(nn.Module):
     def decode(self, logits: torch.Tensor) -> torch.Tensor:
         return symexp((logits.softmax(-1) * self.points).sum(-1))
 
-    def prob_at_least(self, logits: torch.Tensor, y: float) -> torch.Tensor:
-        """P(target ≥ y) under the predicted bin distribution (the mass of the bins at or above symlog(y))."""
-        keep = (self.points >= symlog(torch.tensor(float(y)))).to(logits.dtype)
-        return (logits.softmax(-1) * keep).sum(-1)
-
     def loss(self, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return -(self.encode(y) * logits.log_softmax(-1)).sum(-1)
 
