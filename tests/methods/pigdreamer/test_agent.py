@@ -97,6 +97,12 @@ def test_the_lagrangian_sees_the_configured_cost_estimate(mode, want):
     assert out["lagrangian"]["gap"] == pytest.approx(est - 2.0)
 
 
+def test_the_episode_length_comes_from_the_env_or_the_discount():
+    assert Trainer(_tiny_cfg(), 0).agent.episode_length == 100                       # HazardNav: 100 steps
+    cfg = TrainConfig(**{**_tiny_cfg().__dict__, "env": "paperkit/HazardNav-v0"})
+    assert Trainer(cfg, 0).agent.episode_length == round(1 / (1 - 0.99))              # unknown: 1 / (1 − γ)
+
+
 def test_cost_loss_weighs_cost_events():
     """SafeDreamer's cost_weight: the two-hot NLL of a step with cost ≥ 1 is multiplied by the weight, others not."""
     from paperkit.methods.pigdreamer.nets import TwoHot
