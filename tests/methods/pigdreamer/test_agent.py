@@ -249,7 +249,7 @@ def _learn(variant, steps, seed):
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=True, reason="not reached: held-out cost AUROC 0.63 (training streams 0.99) after 1179 updates: "
+@pytest.mark.xfail(strict=True, reason="not reached: held-out cost AUROC 0.63-0.68 (training streams 0.99) after 1179-1504 updates: "
                    "157 cost events in 50 layouts are memorised (an MLP on the privileged vector itself: 0.78 held-out "
                    "from 5k steps, 0.99 from 20k); L_align rises 0.76 -> 5.0 nats (the oracle encodes what observations "
                    "hide); examples/pigdreamer/README.md")
