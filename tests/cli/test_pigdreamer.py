@@ -150,6 +150,8 @@ def test_envs_registered():
     (["--env", "pigtest/no_priv_env-v0"], 3, "'privileged'"),
     (["--cost-limit", "-1"], 2, "--cost-limit"),
     (["--horizon", "0"], 2, "--horizon"),
+    (["--cost-estimate", "critic"], 2, "critic"),
+    (["--cost-weight", "0"], 2, "--cost-weight"),
     (["--steps", "100"], 2, "fewer than one training batch"),
     (["--prefill", "5000", "--steps", "1000"], 2, "--prefill"),
     (["--variant", "lambda"], 2, "lambda"),

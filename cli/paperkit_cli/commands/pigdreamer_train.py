@@ -52,6 +52,12 @@ _POS = click.IntRange(min=1, max=10**9)
               help="c grows ×(1 + this) per update, capped at 1.")
 @click.option("--entropy", type=options.FiniteFloat(0.0, 10.0), default=3e-4, show_default=True,
               help="Entropy bonus η of the actor (DreamerV3: 3e-4).")
+@click.option("--cost-estimate", type=click.Choice(["episode", "return"]), default="episode", show_default=True,
+              help="What the Lagrangian compares with the per-episode --cost-limit: episode (the imagined per-step "
+                   "cost × the episode length, as SafeDreamer's planners scale it) or return (the mean imagined cost "
+                   "λ-return, SafeDreamer's Lagrangian; on the limit's scale only once the cost critic has converged).")
+@click.option("--cost-weight", type=options.FiniteFloat(0.0, 1e4, min_open=True), default=10.0, show_default=True,
+              help="Weight of the cost head's loss on steps with a cost event (SafeDreamer: 10).")
 @options.device_option
 @options.run_dir_options
 def cli(run_dir, resume, force, **_):
@@ -61,7 +67,7 @@ def cli(run_dir, resume, force, **_):
     reward and cost heads, continue head) learn from observations (naive) and from the privileged vector
     (info['privileged']); an oracle posterior q(s*|h⁻, e⁻, e⁺) and L_align pull the naive posterior towards
     it; heads and critics read (s⁻, s⁺); the actor learns in twisted imagination (H steps, one action
-    stream steps both priors) under SafeDreamer's augmented Lagrangian on the imagined cost return.
+    stream steps both priors) under SafeDreamer's augmented Lagrangian on an imagined per-episode cost estimate.
     Deployment uses the naive encoder, RSSM and actor only.
 
     Writes to DIR: config.yaml; metrics.csv (one row per update: step, episode_return, episode_cost, lambda,

@@ -6,7 +6,15 @@ import pytest
 import torch
 
 from paperkit.core.errors import InputError
-from paperkit.methods.pigdreamer.agent import VARIANTS, Agent, AgentConfig, DeployedPolicy, lambda_return
+from paperkit.methods.pigdreamer.agent import (
+    VARIANTS,
+    Agent,
+    AgentConfig,
+    DeployedPolicy,
+    cost_loss,
+    episode_cost_estimate,
+    lambda_return,
+)
 from paperkit.methods.pigdreamer.envs import HazardNavCore
 from paperkit.methods.pigdreamer.ppo import gae
 from paperkit.methods.pigdreamer.train import TrainConfig, Trainer, cost_auroc, random_replay
@@ -45,6 +53,64 @@ def test_gae_matches_lambda_return_without_episode_ends():
     shifted = torch.cat([torch.zeros(1, 2), r])                  # lambda_return reads r[t + 1]
     want = lambda_return(shifted, v, torch.full((8, 2), 0.9), 0.95) - v[:-1]
     torch.testing.assert_close(adv, want)
+
+
+def test_episode_cost_estimate_is_the_horizon_scaled_imagined_cost_sum():
+    """Hand case: two starts, H = 3, costs 0/1 per imagined step (row 0 ignored). Start 0 sums to 1, start 1 to 2:
+    mean 1.5 per 3 steps, i.e. 50 per 100-step episode. A constant rate p gives p · T, which is also the
+    converged discounted cost sum p / (1 − γ) at γ = 1 − 1/T (the λ-return's fixed point with v = p / (1 − γ))."""
+    cost = torch.tensor([[9.0, 9.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    assert episode_cost_estimate(cost, 100) == pytest.approx(50.0)
+    assert episode_cost_estimate(cost, 3) == pytest.approx(1.5)
+    p, t, h = 0.03, 100, 15
+    assert episode_cost_estimate(torch.full((h + 1, 4), p), t) == pytest.approx(p * t)
+    gamma = 1 - 1 / t
+    v = torch.full((h + 1, 4), p / (1 - gamma))
+    ret = lambda_return(torch.full((h + 1, 4), p), v, torch.full((h + 1, 4), gamma), 0.95)
+    torch.testing.assert_close(ret, torch.full((h, 4), p * t))
+
+
+@pytest.mark.parametrize("mode, want", [("episode", 0.5 * 100), ("return", None)])
+def test_the_lagrangian_sees_the_configured_cost_estimate(mode, want):
+    """With the cost head fixed to predict 0.5 per step (and the cost critic at 0), the Lagrangian is fed
+    0.5 · T = 50 per episode ("episode"), or the mean imagined λ-return, Σ_{k<H−t} (0.95 γ-ish) weights of 0.5
+    ("return", checked against lambda_return on the same discounts)."""
+    agent = _agent("pig", cost_estimate=mode)
+    target = agent.twohot.encode(torch.tensor(0.5))
+
+    class Fixed(torch.nn.Module):
+        def forward(self, x):
+            return torch.log(target + 1e-12).expand(*x.shape[:-1], -1)
+
+    agent.cost_head = Fixed()
+    n, gen = 8, torch.Generator().manual_seed(0)
+    starts = (torch.zeros(n, 32), torch.zeros(n, 16), torch.zeros(n, 32), torch.zeros(n, 16))
+    out = agent.behaviour_loss(starts, gen)
+    est = out["lagrangian"]["cost_estimate"]
+    if want is not None:
+        assert est == pytest.approx(want, rel=1e-4)
+    else:
+        head = agent.imagine(starts, torch.Generator().manual_seed(0))["head"]      # same generator draws
+        disc = 0.99 * torch.sigmoid(agent.cont_head(head).squeeze(-1)).detach()
+        ret = lambda_return(torch.full_like(disc, 0.5), torch.zeros_like(disc), disc, 0.95)
+        assert est == pytest.approx(float(ret.mean()), rel=1e-4) and 0.5 < est < 0.5 * 15
+    assert out["lagrangian"]["gap"] == pytest.approx(est - 2.0)
+
+
+def test_the_episode_length_comes_from_the_env_or_the_discount():
+    assert Trainer(_tiny_cfg(), 0).agent.episode_length == 100                       # HazardNav: 100 steps
+    cfg = TrainConfig(**{**_tiny_cfg().__dict__, "env": "paperkit/HazardNav-v0"})
+    assert Trainer(cfg, 0).agent.episode_length == round(1 / (1 - 0.99))              # unknown: 1 / (1 − γ)
+
+
+def test_cost_loss_weighs_cost_events():
+    """SafeDreamer's cost_weight: the two-hot NLL of a step with cost ≥ 1 is multiplied by the weight, others not."""
+    from paperkit.methods.pigdreamer.nets import TwoHot
+
+    th = TwoHot()
+    logits = torch.randn(4, 255, generator=torch.Generator().manual_seed(0))
+    cost = torch.tensor([0.0, 1.0, 0.5, 2.0])
+    torch.testing.assert_close(cost_loss(th, logits, cost, 10.0), th.loss(logits, cost) * torch.tensor([1.0, 10.0, 1.0, 10.0]))
 
 
 def test_twisted_imagination_steps_both_priors_with_one_action_stream(monkeypatch):
@@ -135,7 +201,7 @@ def test_world_model_learns_scaled_down():
     HazardNav steps the cost head's two-hot loss falls from log(255) to under half of it."""
     torch.manual_seed(0)
     train, held = random_replay(HazardNavCore(8), 250, 0), random_replay(HazardNavCore(8), 40, 99)
-    agent = _agent("pig", deter=64, hidden=64, wm_lr=1e-3)
+    agent = _agent("pig", deter=64, hidden=64, wm_lr=1e-3, cost_weight=1.0)    # unweighted: the loss starts at log 255
     gen = torch.Generator().manual_seed(0)
     costs = []
     for _ in range(60):
@@ -183,8 +249,10 @@ def _learn(variant, steps, seed):
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=True, reason="not reached: held-out cost AUROC 0.43–0.52 after 600–900 updates and L_align "
-                   "rises (the oracle encodes what observations hide); diagnosis in examples/pigdreamer/README.md")
+@pytest.mark.xfail(strict=True, reason="not reached: held-out cost AUROC 0.63-0.68 (training streams 0.99) after 1179-1504 updates: "
+                   "157 cost events in 50 layouts are memorised (an MLP on the privileged vector itself: 0.78 held-out "
+                   "from 5k steps, 0.99 from 20k); L_align rises 0.76 -> 5.0 nats (the oracle encodes what observations "
+                   "hide); examples/pigdreamer/README.md")
 def test_world_model_learns_full_size():
     """Check 4: after 5k random steps of HazardNav (vector obs), cost-head AUROC ≥ 0.85 on held-out real
     transitions and L_align falls ≥ 50% from its first value, within 3 minutes of one core (CPU time of this
@@ -192,7 +260,9 @@ def test_world_model_learns_full_size():
     import time
 
     t0 = time.thread_time()
-    train, held = random_replay(HazardNavCore(8), 625, 0), random_replay(HazardNavCore(8), 125, 99)
+    # held-out: as many fresh layouts as training (50 episodes); 10 episodes (1k steps) made the AUROC swing
+    # by ±0.15 with the few episodes that hold its ≈ 45 cost events
+    train, held = random_replay(HazardNavCore(8), 625, 0), random_replay(HazardNavCore(8), 625, 99)
     core = HazardNavCore(1)
     agent = Agent(AgentConfig(variant="pig", wm_lr=1e-3), core.obs_shape, core.priv_dim, core.n_actions, True)
     gen = torch.Generator().manual_seed(0)
@@ -202,13 +272,14 @@ def test_world_model_learns_full_size():
         agent._step(agent.wm_opt, loss, 1000.0)
         aligns.append(float(parts["align"]))
     auroc = cost_auroc(agent, held)
-    print(f"updates {len(aligns)} auroc {auroc:.3f} align {aligns[0]:.3f} -> {np.mean(aligns[-10:]):.3f}")
+    print(f"updates {len(aligns)} auroc {auroc:.3f} (training streams {cost_auroc(agent, train):.3f}) align {aligns[0]:.3f} -> {np.mean(aligns[-10:]):.3f}")
     assert auroc >= 0.85 and np.mean(aligns[-10:]) <= 0.5 * aligns[0]
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=True, reason="not reached at 6k steps: pig's cost 3.4 > 1.5 × limit while the cost head "
-                   "cannot yet tell costly states (check 4); see examples/pigdreamer/README.md")
+@pytest.mark.xfail(strict=True, reason="half reached at 6k steps (313 updates): the Lagrangian now switches on and pig's "
+                   "cost is 0.5 (seed 0; limit 2), but its return -0.40 is below 0.9 x unprivileged's 1.00 (both below a "
+                   "random policy); examples/pigdreamer/README.md")
 def test_end_to_end_smoke_pig_vs_unprivileged():
     """Check 5: pig's last 10 evaluation episodes have mean cost ≤ 1.5 × limit and mean return ≥ 90% of the
     unprivileged variant's at the same seed and budget."""

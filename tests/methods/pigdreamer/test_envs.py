@@ -187,6 +187,10 @@ def test_make_core_reads_a_registered_id_like_the_builtin_core():
     envs.register_envs()
     a, b = make_core("paperkit/HazardNav-v0", 2), make_core("hazardnav", 2)
     assert isinstance(a, GymBatch) and a.priv_dim == b.priv_dim and a.obs_shape == b.obs_shape
+    assert b.horizon == 100 and a.horizon == 0          # registered without a step limit: length unknown
+    import gymnasium as gym
+
+    assert GymBatch([gym.make("paperkit/HazardNav-v0", max_episode_steps=50)], need_privileged=True).horizon == 50
     out = a.reset([0, 1])
     step = a.step([1, 2])
     assert out.obs.shape == (2, 75) and step.privileged.shape == (2, 10)

@@ -34,6 +34,12 @@ from paperkit.methods.pigdreamer.nets import (
 )
 
 VARIANTS = ("pig", "no-rep", "unprivileged", "informed", "nli")
+# "episode": the imagined per-step cost, averaged over the H imagined steps and the starts, times the episode
+# length T (SafeDreamer's planners scale the imagined H-step cost sum by T / H the same way): a per-episode
+# cost from the cost head alone, on the limit's scale from the first update. "return": the mean imagined cost
+# λ-return (SafeDreamer's Lagrangian actor-critic); it reaches the per-episode scale (rate / (1 − γ) = rate · T
+# at γ = 1 − 1/T) only once the cost critic has converged, which a CPU run's ~10³ updates do not reach.
+COST_ESTIMATES = ("episode", "return")
 PRIVILEGED = {"pig", "no-rep", "nli"}          # variants with a privileged world model and asymmetric critics
 
 
@@ -57,6 +63,8 @@ class AgentConfig:
     lagrange_init: float = 1e-6
     penalty_init: float = 5e-9
     penalty_growth: float = 1e-5
+    cost_weight: float = 10.0      # SafeDreamer's: the cost head's loss on cost events (cost ≥ 1) weighs ×10
+    cost_estimate: str = "episode"  # what the Lagrangian compares with the per-episode limit (COST_ESTIMATES)
 
 
 class Actor(nn.Module):
@@ -118,10 +126,27 @@ def lambda_return(reward: torch.Tensor, value: torch.Tensor, disc: torch.Tensor,
     return torch.stack(out[::-1][:-1])
 
 
+def episode_cost_estimate(cost: torch.Tensor, episode_length: int) -> float:
+    """Per-episode cost from imagined per-step costs ``cost`` (H + 1, N; row 0, the start state, unused):
+    mean over starts of (Σ_{t=1..H} c_t) · T / H."""
+    return float(cost[1:].mean()) * episode_length
+
+
+def cost_loss(twohot: TwoHot, logits: torch.Tensor, cost: torch.Tensor, weight: float) -> torch.Tensor:
+    """SafeDreamer's cost-head loss: two-hot NLL, times ``weight`` where a cost event happened (cost ≥ 1), so
+    that rare costs are not drowned by the cost-free steps."""
+    nll = twohot.loss(logits, cost)
+    return torch.where(cost >= 1.0, weight * nll, nll)
+
+
 class Agent(nn.Module):
-    def __init__(self, cfg: AgentConfig, obs_shape: tuple[int, ...], priv_dim: int, n_actions: int, discrete: bool):
+    def __init__(self, cfg: AgentConfig, obs_shape: tuple[int, ...], priv_dim: int, n_actions: int, discrete: bool,
+                 episode_length: int = 100):
         super().__init__()
+        if cfg.cost_estimate not in COST_ESTIMATES:
+            raise InputError(f"cost_estimate must be one of {', '.join(COST_ESTIMATES)}, got {cfg.cost_estimate!r}")
         self.cfg, self.obs_shape, self.priv_dim, self.discrete, self.n_actions = cfg, obs_shape, priv_dim, discrete, n_actions
+        self.episode_length = int(episode_length)
         self.privileged = cfg.variant in PRIVILEGED
         h, obs_dim = cfg.hidden, int(torch.tensor(obs_shape).prod())
         self.encoder = Encoder(obs_shape, h)
@@ -190,7 +215,7 @@ class Agent(nn.Module):
         if self.cfg.variant == "nli":
             dec = dec + ((self.target_obs(feat_p) - target) ** 2).sum(-1).mean()
         rew = self.twohot.loss(self.reward_head(head_feat), batch["reward"]).mean()
-        cost = self.twohot.loss(self.cost_head(head_feat), batch["cost"]).mean()
+        cost = cost_loss(self.twohot, self.cost_head(head_feat), batch["cost"], self.cfg.cost_weight).mean()
         cont = bernoulli_loss(self.cont_head(head_feat).squeeze(-1), 1.0 - batch["is_terminal"]).mean()
         loss = dyn + align + dec + rew + cost + cont
         parts.update(wm_loss=loss.detach(), dyn=dyn.detach(), align_loss=align.detach(), dec=dec.detach(),
@@ -251,7 +276,11 @@ class Agent(nn.Module):
             logits = self.critics[key](head[:-1])
             critic_loss = critic_loss + ((self.twohot.loss(logits, ret) + self.twohot.loss(logits, slow)) * weight[:-1]).mean()
             returns[key] = ret
-        lag = self.lagrangian.update(float(returns["cost"][0].mean()))
+        if cfg.cost_estimate == "episode":
+            estimate = episode_cost_estimate(cost, self.episode_length)
+        else:                                   # SafeDreamer: g = mean over the imagined λ-returns − b
+            estimate = float(returns["cost"].mean())
+        lag = self.lagrangian.update(estimate)
         score = advantages["reward"] - lag["penalty_weight"] * advantages["cost"]
         actor_loss = -((traj["logp"] * score + cfg.entropy * traj["entropy"]) * weight[:-1]).mean()
         return {"actor_loss": actor_loss, "critic_loss": critic_loss, "lagrangian": lag,

@@ -463,7 +463,8 @@ class GymBatch(BatchCore):
         self.discrete = isinstance(space, gym.spaces.Discrete)
         self.n_actions = int(space.n) if self.discrete else int(np.prod(space.shape))
         self.obs_shape = tuple(envs[0].observation_space.shape)
-        self.horizon = 0
+        spec = getattr(envs[0], "spec", None)
+        self.horizon = int(spec.max_episode_steps or 0) if spec is not None else 0     # 0: episode length unknown
         self._done = np.zeros(self.n, np.bool_)
         _, info = envs[0].reset(seed=0)
         self.priv_dim = int(np.asarray(info.get("privileged", np.zeros(0))).size)

@@ -14,7 +14,7 @@ import numpy as np
 
 from paperkit.core.errors import InputError, UsageError
 from paperkit.core.resources import check_memory
-from paperkit.methods.pigdreamer.agent import PRIVILEGED, VARIANTS, AgentConfig
+from paperkit.methods.pigdreamer.agent import COST_ESTIMATES, PRIVILEGED, VARIANTS, AgentConfig
 
 ALL_VARIANTS = (*VARIANTS, "ppo-lag")
 BUILTIN_ENVS = ("hazardnav", "pointgoal")
@@ -45,6 +45,8 @@ class PigdreamerTrainSettings:
     penalty_init: float = 0.01
     penalty_growth: float = 1e-5
     entropy: float = 3e-4
+    cost_estimate: str = "episode"
+    cost_weight: float = 10.0
     device: str = "auto"
 
     def train_config(self) -> Any:
@@ -53,7 +55,8 @@ class PigdreamerTrainSettings:
         variant = "unprivileged" if self.variant == "ppo-lag" else self.variant
         agent = AgentConfig(variant=variant, horizon=self.horizon, imag_starts=self.imag_starts,
                             cost_limit=self.cost_limit, lagrange_init=self.lagrange_init,
-                            penalty_init=self.penalty_init, penalty_growth=self.penalty_growth, entropy=self.entropy)
+                            penalty_init=self.penalty_init, penalty_growth=self.penalty_growth, entropy=self.entropy,
+                            cost_estimate=self.cost_estimate, cost_weight=self.cost_weight)
         return TrainConfig(env=self.env, obs=self.obs, moving=self.moving_hazard, steps=self.steps, envs=self.envs,
                            batch_size=self.batch_size, seq_len=self.seq_len, train_ratio=self.train_ratio,
                            prefill=self.prefill, eval_every=self.eval_every, eval_episodes=self.eval_episodes,
@@ -73,6 +76,10 @@ def _check_ranges(s: PigdreamerTrainSettings) -> None:
         raise UsageError(f"unknown --variant {s.variant!r}; expected one of {', '.join(ALL_VARIANTS)}")
     if not np.isfinite(s.cost_limit) or s.cost_limit < 0:
         raise UsageError(f"--cost-limit must be a finite number ≥ 0, got {s.cost_limit}")
+    if s.cost_estimate not in COST_ESTIMATES:
+        raise UsageError(f"unknown --cost-estimate {s.cost_estimate!r}; expected one of {', '.join(COST_ESTIMATES)}")
+    if not np.isfinite(s.cost_weight) or s.cost_weight <= 0:
+        raise UsageError(f"--cost-weight must be a finite number > 0, got {s.cost_weight}")
     if s.horizon < 1:
         raise UsageError(f"--horizon must be ≥ 1 imagination step, got {s.horizon}")
     one_batch = s.batch_size * s.seq_len

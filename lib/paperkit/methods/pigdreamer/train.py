@@ -130,7 +130,10 @@ class Trainer:
         torch.manual_seed(seed)
         self.gen = torch.Generator().manual_seed(seed)
         c = self.core
-        self.agent = Agent(cfg.agent, c.obs_shape, c.priv_dim, c.n_actions, c.discrete)
+        # the per-episode cost estimate needs the episode length; where the env does not tell it, the discount's
+        # horizon 1 / (1 − γ) stands in (100 at γ = 0.99)
+        episode_length = c.horizon or round(1 / (1 - cfg.agent.gamma))
+        self.agent = Agent(cfg.agent, c.obs_shape, c.priv_dim, c.n_actions, c.discrete, episode_length=episode_length)
         self.policy = DeployedPolicy(self.agent)
         self.replay = Replay(cfg.envs, cfg.steps // cfg.envs + 2, c.obs_shape, c.priv_dim, c.n_actions)
         self.last = c.reset(seed * 1_000_003 + np.arange(cfg.envs))
