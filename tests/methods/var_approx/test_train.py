@@ -8,8 +8,15 @@ import torch
 from scipy.stats import spearmanr
 
 from paperkit.methods.var_approx import targets
-from paperkit.methods.var_approx.train import (Problem, fit, fit_seeds, lr_at, make_data, new_model,
-                                               sliced_wasserstein)
+from paperkit.methods.var_approx.train import (
+    Problem,
+    fit,
+    fit_seeds,
+    lr_at,
+    make_data,
+    new_model,
+    sliced_wasserstein,
+)
 
 SMALL = Problem(width=8, embed=8, steps=10, n_train=64, n_test=32, batch_size=16)
 

@@ -15,9 +15,14 @@ import torch
 
 from paperkit.core.seeding import seed_torch, torch_generator
 from paperkit.methods.var_approx import pyramid as pyr
-from paperkit.methods.var_approx.model import build_model, linear_floor, parameter_count, set_target_scale, standardize
+from paperkit.methods.var_approx.model import (
+    build_model,
+    linear_floor,
+    parameter_count,
+    set_target_scale,
+    standardize,
+)
 from paperkit.methods.var_approx.targets import make_target
-
 
 LR_SCHEDULES = ("constant", "warmup-cosine")
 
