@@ -30,6 +30,25 @@ def test_flow_head_writes_history(pk, tmp_path):
     assert "sample_mean_mse" in m and (tmp_path / "f" / "flow_history.csv").is_file()
 
 
+def test_optimiser_settings_from_a_config_file_equal_the_options(pk, tmp_path):
+    """Config keys lr_schedule, warmup_frac, beta2, standardize_targets reach the fit as their options do."""
+    (tmp_path / "c.yaml").write_text("lr: 0.003\nlr_schedule: constant\nwarmup_frac: 0.1\nbeta2: 0.999\n"
+                                     "standardize_targets: false\n")
+    r = pk("var-approx", *TINY, "--config", tmp_path / "c.yaml", "--run-dir", tmp_path / "c")
+    assert r.exit_code == 0, r.stderr
+    r = pk("var-approx", *TINY, "--lr", "0.003", "--lr-schedule", "constant", "--warmup-frac", "0.1", "--beta2",
+           "0.999", "--no-standardize-targets", "--run-dir", tmp_path / "o")
+    assert r.exit_code == 0, r.stderr
+    c, o = (json.loads((tmp_path / n / "metrics.json").read_text()) for n in ("c", "o"))
+    assert c == o and c["problem"]["lr_schedule"] == "constant" and c["problem"]["standardize_targets"] is False
+    d = json.loads((tmp_path / "c" / "metrics.json").read_text())
+    r = pk("var-approx", *TINY, "--run-dir", tmp_path / "d")
+    assert json.loads((tmp_path / "d" / "metrics.json").read_text())["test_rmse"] != d["test_rmse"]
+    (tmp_path / "bad.yaml").write_text("lr_schedule: step\n")
+    r = pk("var-approx", *TINY, "--config", tmp_path / "bad.yaml", "--run-dir", tmp_path / "b")
+    assert r.exit_code == 2 and "step" in r.stderr and r.stderr.count("\n") == 1
+
+
 def test_pyramid_and_construct(pk, tmp_path):
     x = np.random.default_rng(0).uniform(size=(3, 2, 2, 4)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
@@ -81,6 +100,13 @@ def test_tokenize_writes_error_per_scale_and_same_seed_same_bytes(pk, tmp_path):
     (["var-approx", "--target", "nope"], 2, "--target"),
     (["var-approx", "--ablate", "nope"], 2, "--ablate"),
     (["var-approx", "--width", "10000000"], 2, "--width"),
+    (["var-approx", "--lr-schedule", "step"], 2, "--lr-schedule"),
+    (["var-approx", "--warmup-frac", "1"], 2, "--warmup-frac"),
+    (["var-approx", "--warmup-frac", "-0.1"], 2, "--warmup-frac"),
+    (["var-approx", "--beta2", "1"], 2, "--beta2"),
+    (["var-approx", "--lr", "nan"], 2, "--lr"),
+    (["var-approx-sweep", "--beta2", "-0.5"], 2, "--beta2"),
+    (["var-approx-sweep", "--lr-schedule", "cosine"], 2, "--lr-schedule"),
     (["var-approx-sweep", "--shard", "3/2"], 2, "K <= N"),
     (["var-approx-sweep", "--shard", "x"], 2, "K/N"),
     (["var-approx-sweep", "--targets", "nope"], 2, "nope"),

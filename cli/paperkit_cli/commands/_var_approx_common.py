@@ -23,8 +23,20 @@ shared_options = options._compose(
                       "linear (least-squares floor)."),
     click.option("--steps", type=POSITIVE, default=1500, show_default=True, help="Adam steps."),
     click.option("--batch-size", type=POSITIVE, default=64, show_default=True, help="Minibatch size."),
-    click.option("--lr", type=options.FiniteFloat(0.0, 10.0, min_open=True), default=3e-3, show_default=True,
-                 help="Adam learning rate."),
+    click.option("--lr", type=options.FiniteFloat(0.0, 10.0, min_open=True), default=1.5e-2, show_default=True,
+                 help="Adam's (peak) learning rate."),
+    click.option("--lr-schedule", type=click.Choice(["warmup-cosine", "constant"]), default="warmup-cosine",
+                 show_default=True,
+                 help="warmup-cosine: linear warm-up to --lr over the first --warmup-frac of the steps, then a cosine "
+                      "decay to 0; constant: --lr throughout (the spec's schedule, with --lr 3e-3 --beta2 0.999 "
+                      "--no-standardize-targets)."),
+    click.option("--warmup-frac", type=options.FiniteFloat(0.0, 1.0, max_open=True), default=0.05,
+                 show_default=True, help="--lr-schedule warmup-cosine: fraction of the steps spent warming up."),
+    click.option("--beta2", type=options.FiniteFloat(0.0, 1.0, max_open=True), default=0.95, show_default=True,
+                 help="Adam's beta2 (second-moment decay)."),
+    click.option("--standardize-targets/--no-standardize-targets", default=True, show_default=True,
+                 help="Learn the targets standardised per channel (training mean and std); predictions and "
+                      "every reported error are in the targets' own units."),
     click.option("--n-train", type=POSITIVE, default=2000, show_default=True, help="Training inputs."),
     click.option("--n-test", type=POSITIVE, default=1000, show_default=True, help="Test inputs."),
     click.option("--pca-dim", type=int, default=4, show_default=True,

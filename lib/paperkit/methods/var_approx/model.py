@@ -24,6 +24,35 @@ READOUTS = ("last", "pyramid")
 HEADS = ("regress", "flow")
 
 
+def _target_scale_buffers(module: nn.Module, channels: int) -> None:
+    """``target_mean``/``target_std`` per channel: the model learns (y − mean)/std and reports mean + std·output.
+
+    They are 0 and 1 (the identity, exactly) unless :func:`set_target_scale` sets them from the training targets;
+    as buffers they travel with ``model.pt`` and with the vmapped seeds' stacked state.
+    """
+    module.register_buffer("target_mean", torch.zeros(channels))
+    module.register_buffer("target_std", torch.ones(channels))
+
+
+def set_target_scale(model: nn.Module, y_train: torch.Tensor) -> None:
+    """Standardise the targets: per-channel mean and standard deviation of ``y_train`` ``(N, T, C)``."""
+    flat = y_train.reshape(-1, y_train.shape[-1]).to(torch.float64)
+    std = flat.std(dim=0)
+    std = torch.where(std > 0, std, torch.ones_like(std))
+    model.target_mean.copy_(flat.mean(dim=0))
+    model.target_std.copy_(std)
+
+
+def standardize(model: nn.Module, y: torch.Tensor) -> torch.Tensor:
+    """Targets in the units the model learns."""
+    return (y - model.target_mean) / model.target_std
+
+
+def unstandardize(model: nn.Module, z: torch.Tensor) -> torch.Tensor:
+    """The model's output in the targets' own units."""
+    return z * model.target_std + model.target_mean
+
+
 class Block(nn.Module):
     """One single-head softmax self-attention layer (optional) and one token-wise ReLU FFN, both residual."""
 
@@ -82,6 +111,7 @@ class VARApprox(nn.Module):
         self.pre = nn.Sequential(nn.Linear(embed, width), nn.ReLU(), nn.Linear(width, embed))
         self.blocks = nn.ModuleList(Block(embed, width, ablate != "no-attn") for _ in range(n_blocks))
         self.out = nn.Linear(embed, channels)
+        _target_scale_buffers(self, channels)
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """The fixed part: X_init ``(N, h1, w1, d)`` → pyramid tokens ``(N, L, d)``."""
@@ -99,8 +129,10 @@ class VARApprox(nn.Module):
             h = block(h, self.mask, self.rows if last else slice(None))
         return h
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.out(self.hidden(tokens))
+    def forward(self, tokens: torch.Tensor, standardized: bool = False) -> torch.Tensor:
+        """Predictions in the targets' units, or (``standardized``) in the units the model learns."""
+        z = self.out(self.hidden(tokens))
+        return z if standardized else unstandardize(self, z)
 
 
 class FlowHead(nn.Module):
@@ -122,12 +154,14 @@ class FlowVAR(nn.Module):
         super().__init__()
         self.backbone = backbone
         self.head = FlowHead(backbone.embed.out_features, width, channels)
+        _target_scale_buffers(self, channels)   # the flow runs in standardised units (the backbone's stay 0, 1)
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         return self.backbone.features(x)
 
     def loss(self, tokens: torch.Tensor, y: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         """Flow-matching loss with one t per (sample, scale), as FlowAR draws one per scale map."""
+        y = standardize(self, y)
         h = self.backbone.hidden(tokens)
         scale = self.backbone.scale_of[self.backbone.rows]
         t_scale = torch.rand(y.shape[0], int(scale.max()) + 1, 1, generator=generator, dtype=y.dtype)
@@ -138,13 +172,13 @@ class FlowVAR(nn.Module):
 
     @torch.no_grad()
     def sample(self, tokens: torch.Tensor, steps: int, generator: torch.Generator, channels: int = 1) -> torch.Tensor:
-        """Euler integration of the learned velocity from ε (t = 0) to a sample (t = 1)."""
+        """Euler integration of the learned velocity from ε (t = 0) to a sample (t = 1), in the targets' units."""
         h = self.backbone.hidden(tokens)
         x = torch.randn(*h.shape[:2], channels, generator=generator, dtype=h.dtype)
         for i in range(steps):
             t = torch.full((*h.shape[:2], 1), i / steps, dtype=h.dtype)
             x = x + self.head(h, x, t) / steps
-        return x
+        return unstandardize(self, x)
 
 
 class MLPBaseline(nn.Module):
@@ -155,12 +189,14 @@ class MLPBaseline(nn.Module):
         self.n_out, self.channels = n_out, channels
         hidden = max(1, round((params - n_out * channels) / (n_in + 1 + n_out * channels)))
         self.net = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, n_out * channels))
+        _target_scale_buffers(self, channels)
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         return x.reshape(x.shape[0], -1)
 
-    def forward(self, flat: torch.Tensor) -> torch.Tensor:
-        return self.net(flat).reshape(flat.shape[0], self.n_out, self.channels)
+    def forward(self, flat: torch.Tensor, standardized: bool = False) -> torch.Tensor:
+        z = self.net(flat).reshape(flat.shape[0], self.n_out, self.channels)
+        return z if standardized else unstandardize(self, z)
 
 
 def parameter_count(model: nn.Module) -> int:

@@ -14,7 +14,7 @@ from paperkit.methods.var_approx import pyramid as pyr
 from paperkit.methods.var_approx import sweep as sw
 from paperkit.methods.var_approx.model import ABLATIONS, HEADS, MASKS, READOUTS
 from paperkit.methods.var_approx.targets import TARGETS
-from paperkit.methods.var_approx.train import Problem, fit, fit_seeds, problem_dict
+from paperkit.methods.var_approx.train import LR_SCHEDULES, Problem, fit, fit_seeds, problem_dict
 
 MAX_WIDTH = 65_536
 
@@ -40,6 +40,10 @@ class FitSettings:
     steps: int = _P.steps
     batch_size: int = _P.batch_size
     lr: float = _P.lr
+    lr_schedule: str = _P.lr_schedule
+    warmup_frac: float = _P.warmup_frac
+    beta2: float = _P.beta2
+    standardize_targets: bool = _P.standardize_targets
     n_train: int = _P.n_train
     n_test: int = _P.n_test
     seed: int = 0
@@ -68,6 +72,15 @@ def make_problem(s: Any, **over: Any) -> Problem:
         if not 0 < v <= (MAX_WIDTH if name in ("width", "embed") else 10**7):
             raise UsageError(f"--{name.replace('_', '-')} {v} must be positive (and at most "
                              f"{MAX_WIDTH if name in ('width', 'embed') else 10**7})")
+    _choice(p.lr_schedule, LR_SCHEDULES, "--lr-schedule")
+    if not 0 < p.lr <= 10:
+        raise UsageError(f"--lr {p.lr:g} must be in (0, 10]")
+    if not 0 <= p.warmup_frac < 1:
+        raise UsageError(f"--warmup-frac {p.warmup_frac:g} must be in [0, 1)")
+    if not 0 <= p.beta2 < 1:
+        raise UsageError(f"--beta2 {p.beta2:g} must be in [0, 1)")
+    if not isinstance(p.standardize_targets, bool):
+        raise UsageError(f"standardize_targets {p.standardize_targets!r} must be true or false")
     if not p.lipschitz > 0:
         raise UsageError(f"--lipschitz {p.lipschitz:g} must be positive")
     if p.target == "digits" and not 2 <= p.pca_dim <= 8:
@@ -135,6 +148,10 @@ class SweepSettings:
     steps: int = _P.steps
     batch_size: int = _P.batch_size
     lr: float = _P.lr
+    lr_schedule: str = _P.lr_schedule
+    warmup_frac: float = _P.warmup_frac
+    beta2: float = _P.beta2
+    standardize_targets: bool = _P.standardize_targets
     n_train: int = _P.n_train
     n_test: int = _P.n_test
     pca_dim: int = _P.pca_dim
