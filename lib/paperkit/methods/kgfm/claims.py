@@ -51,6 +51,10 @@ CLAIMS = (
                 "On ConnectHub(3), ULTRA stays at chance while 4-star motifs separate the positive links from "
                 "the negative ones on a held-out graph (with the relation norm of configs/connecthub.yaml).",
                 "ULTRA 50%, star4 100% (k = 3)", quick_s=600, full_s=1800),
+    _connecthub("kgfm/connecthub-k4", 4, 3,
+                "On ConnectHub(4), ULTRA stays at chance while 5-star motifs separate the positive links from "
+                "the negative ones on a held-out graph (star lifts held as signed cubes: ~1 M hyperedges).",
+                "ULTRA 50%, star5 100% (k = 4)", quick_s=400, full_s=1200),
     Claim("kgfm/rules-zero-shot", "kgfm-motif",
           "Zero-shot on a KG with new relations and held-out rules, motif lifts (F2, F3) rank its two-hop rule "
           "facts far better than no motifs (each relation then looks like every other but the query).",
