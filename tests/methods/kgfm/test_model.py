@@ -271,3 +271,30 @@ def test_filter_mask_marks_all_known_answers():
     filters = filter_sets(np.array([[0, 0, 1], [0, 0, 2]]), n_relations=1)
     m = filter_mask(np.array([[0, 0, 1], [1, 1, 0]]), filters, 3)
     assert m.tolist() == [[False, True, True], [True, False, False]]
+
+
+def test_ranking_training_keeps_one_optimiser_across_epochs(tmp_path):
+    """kgfm-motif's ranking training over 2 epochs equals one train_ranking call of 2 epochs (one AdamW, one
+    negative sampler), with validation MRR computed between epochs changing nothing; not two fresh optimisers."""
+    from paperkit.methods.kgfm.generators import rules
+    from paperkit.methods.kgfm.run import _model_and_tensors
+    from paperkit.methods.kgfm.train import train_ranking
+
+    gen = rules(1, entities=60, types=6, relations=8, n_rules=3)
+    for name, rows in gen.splits.items():
+        write_triples(tmp_path / f"{name}.tsv", rows)
+    s = MotifSettings(train=str(tmp_path / "train.tsv"), train_queries=str(tmp_path / "train_queries.tsv"),
+                      valid=str(tmp_path / "valid.tsv"), motifs="f2", seed=3, device="cpu", dim=8, layers=2,
+                      dropout=0.0, epochs=2, lr=5e-3, neg=8, batch_size=16)
+    inputs = prepare_motif(s)
+    (tmp_path / "run").mkdir()
+    got = execute_motif(inputs, RunDir(tmp_path / "run")).checkpoint["state_dict"]
+    model, gt = _model_and_tensors(s, inputs.train, None)
+    R = inputs.train.vocab.n_relations
+    filters = filter_sets(*(x for x in (inputs.train.triples, inputs.queries, inputs.valid) if x is not None),
+                          n_relations=R)
+    train_ranking(model, gt, inputs.queries, filters, epochs=2, batch_size=16, n_neg=8, lr=5e-3, seed=3)
+    want = model.checkpoint()["state_dict"]
+    assert got.keys() == want.keys()
+    for k in want:
+        assert torch.equal(got[k], want[k]), k

@@ -27,7 +27,8 @@ def _rules(d):
 
 def _rules_steps(family):
     return (("kgfm-motif", "--config", "{examples}/kgfm/configs/rules.yaml", "--train", "{dir}/data/train.tsv",
-             "--train-queries", "{dir}/data/train_queries.tsv", "--motifs", family, "--seed", "{seed}",
+             "--train-queries", "{dir}/data/train_queries.tsv", "--valid", "{dir}/data/valid.tsv",
+             "--motifs", family, "--seed", "{seed}",
              "--run-dir", f"{{dir}}/{family}-run", "-q"),
             ("kgfm-eval", "--model", f"{{dir}}/{family}-run/model.pt", "--graph", "{dir}/data/test_graph.tsv",
              "--queries", "{dir}/data/test.tsv", "-o", f"{{dir}}/{family}.json", "-q"))

@@ -312,15 +312,18 @@ def execute_motif(inputs: MotifInputs, run: Any, progress: Any = default_progres
 
                 T.train_classifier(model, gt, *inputs.links["train"], epochs=s.epochs, batch_size=s.batch_size,
                                    lr=s.lr, seed=s.seed, stop_accuracy=s.stop_accuracy or None, on_epoch=on_epoch)
-            for epoch in range(0 if inputs.links else s.epochs):
-                row: dict[str, Any] = {"epoch": epoch}
-                row["loss"] = T.train_ranking(model, gt, inputs.queries, filters, epochs=1,
-                                              batch_size=s.batch_size, n_neg=s.neg, lr=s.lr, seed=s.seed + epoch,
-                                              temperature=s.temperature)[0]
-                if inputs.valid is not None:
-                    row["valid_mrr"] = T.evaluate(model, gt, inputs.valid, filters, s.batch_size)["mrr"]
-                curve.append(row)
-                bar.update(1)
+            else:
+                # one optimiser and one negative sampler over all epochs; validation MRR between epochs
+                def on_rank_epoch(epoch: int, loss: float) -> None:
+                    row: dict[str, Any] = {"epoch": epoch, "loss": loss}
+                    if inputs.valid is not None:
+                        row["valid_mrr"] = T.evaluate(model, gt, inputs.valid, filters, s.batch_size)["mrr"]
+                    curve.append(row)
+                    bar.update(1)
+
+                T.train_ranking(model, gt, inputs.queries, filters, epochs=s.epochs, batch_size=s.batch_size,
+                                n_neg=s.neg, lr=s.lr, seed=s.seed, temperature=s.temperature,
+                                on_epoch=on_rank_epoch)
         return {"checkpoint": model.checkpoint(), "curve": curve}
 
     out = run.cached("model", compute, fmt="pt")
