@@ -100,6 +100,10 @@ def test_star_cubes_stand_for_exactly_the_star_hyperedges(seed, k):
     assert held.edges[f"star{k}"].shape == (0, k) and held.counts()[f"star{k}"] == len(stars)
     # too many intersections: the tuples are enumerated instead
     assert star_cubes(g, k, max_cubes=2) is None
+    # the size limit guards enumeration only: the model's lift (cubes) is not refused, the tuples are
+    with pytest.raises(UsageError, match="hyperedges"):
+        lift(g, f"star{k}", max_hyperedges=len(stars) - 1)
+    assert lift(g, f"star{k}", max_hyperedges=len(stars) - 1, star_cubes_ok=True).counts()[f"star{k}"] == len(stars)
 
 
 def test_ultra_degree_weights_hand_case():

@@ -325,12 +325,15 @@ def star_cubes(graph: Graph, k: int, max_cubes: int = MAX_CUBES) -> StarCubes | 
     return StarCubes(k, members, coef[keep])
 
 
-def check_star_size(graph: Graph, family: str, max_hyperedges: int | None) -> None:
-    """Refuse, before any work, a star lift that would enumerate more than ``max_hyperedges`` tuples."""
+def check_star_size(graph: Graph, family: str, max_hyperedges: int | None, *, cubes_ok: bool = False) -> None:
+    """Refuse, before any work, a star lift that would enumerate more than ``max_hyperedges`` tuples; with
+    ``cubes_ok`` (the model's lift) a star lift that cubes can hold enumerates nothing and is never refused."""
     fam, k = parse_family(family)
     if fam != "star" or max_hyperedges is None:
         return
     size = star_size(graph, k)
+    if size > max_hyperedges and cubes_ok and star_cubes(graph, k) is not None:
+        return
     if size > max_hyperedges:
         raise UsageError(f"--motifs {family}: the {k}-star lift would enumerate {size} hyperedges, over the limit "
                          f"of {max_hyperedges} (--max-hyperedges); pass --max-hyperedges {size} to build it anyway, "
@@ -348,7 +351,7 @@ def lift(graph: Graph, family: str, *, max_hyperedges: int | None = 5_000_000, s
         for name in types:
             out.edges[name], out.weights[name] = _binary(*incidence(graph), name)
         return out
-    check_star_size(graph, family, max_hyperedges)
+    check_star_size(graph, family, max_hyperedges, cubes_ok=star_cubes_ok)
     sets = dict(zip("ht", relation_sets(graph), strict=True))
     paths = _paths(graph, sets["h"], sets["t"]) if PATHS[0] in types else {}
     for name in types:

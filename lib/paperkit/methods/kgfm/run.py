@@ -231,7 +231,7 @@ def prepare_motif(s: MotifSettings) -> MotifInputs:
         raise UsageError(f"--stop-accuracy must be in [0, 1] (got {s.stop_accuracy}); 0 trains every epoch")
     init = load_checkpoint(s.init, s.dim) if s.init else None
     tr = load_graph(s.train)
-    check_star_size(tr.graph, s.motifs, s.max_hyperedges)
+    check_star_size(tr.graph, s.motifs, s.max_hyperedges, cubes_ok=True)  # the model holds stars as cubes
     if s.labels:
         test_graph = load_graph(s.test) if s.test else None
         links = _read_links(s.labels, {"train": tr, **({"test": test_graph} if test_graph else {})})
