@@ -48,6 +48,19 @@ SETTINGS = "paperkit.methods.dcgnn.run:FitSettings"
                    "validation graphs (the val split, or 10% of the training graphs held apart when the data "
                    "hold an id_test split, as GOOD-Motif; a DC-GNN's warm-up epochs excluded), as the official "
                    "pipeline; last, the last epoch.")
+@click.option("--temp-schedule", type=click.Choice(["warmup", "official"]), default="warmup", show_default=True,
+              help="Channel temperature: warmup, 1 during the warm-up then linear to 0.3 at the last epoch; official, "
+                   "as the official code: 1 up to epoch 20 whatever the warm-up, then 1 - 0.7*epoch/epochs.")
+@click.option("--combiner-init", type=click.Choice(["equal", "random"]), default="equal", show_default=True,
+              help="LEN layer start: equal, columns of equal L1 norm (both channels relevance 0.5); random, "
+                   "PyTorch's init (the official code).")
+@click.option("--rule-init", type=click.Choice(["zero", "default"]), default="zero", show_default=True,
+              help="Rule weights start: zero (the empty rule); default, PyTorch's init (the official code).")
+@click.option("--rule-weight-decay", type=options.FiniteFloat(0.0, 1e6), default=0.0, show_default=True,
+              help="Adam weight decay on the rule channel (the official channel_weight_decay, 0.001 on Red-Blue).")
+@click.option("--combiner-hold", type=click.IntRange(0, 100_000), default=0, show_default=True,
+              help="Epochs after the warm-up in which the channel relevances are held fixed while the rest "
+                   "trains on the combined output (not in the official code).")
 @click.option("--top-k", type=click.IntRange(1, 10_000), default=6, show_default=True,
               help="Edges highlighted per graph in sample_graphs.png.")
 @options.seed_option
@@ -58,7 +71,8 @@ SETTINGS = "paperkit.methods.dcgnn.run:FitSettings"
 @options.device_option
 @options.run_dir_options
 def cli(data, synthetic, n_graphs, segnn, channels, combiner, epochs, batch_size, hidden, lr, warmup, reg_weight,
-        side_lr, rule_l1, constant_feature, average_edge_attn, pool, norm, select, top_k, seed, seeds, jobs, max_memory_gb, device,
+        side_lr, rule_l1, constant_feature, average_edge_attn, pool, norm, select, temp_schedule, combiner_init,
+        rule_init, rule_weight_decay, combiner_hold, top_k, seed, seeds, jobs, max_memory_gb, device,
         run_dir, resume, force):
     """Train a DC-GNN (or one of its channels) on graph classification, once per seed.
 

@@ -81,6 +81,23 @@ def test_schedules():
     assert channel_temperature(20, cfg) == 1.0
     assert channel_temperature(30, cfg) == pytest.approx(0.65)
     assert channel_temperature(40, cfg) == pytest.approx(0.3)
+    # the official get_temp: 1 while epoch <= 20 whatever the warm-up, then 1 - 0.7 * epoch / epochs
+    off = FitConfig(epochs=100, warmup=0, end_temp=0.3, temp_schedule="official")
+    assert [channel_temperature(e, off) for e in (0, 5, 20)] == [1.0, 1.0, 1.0]
+    assert channel_temperature(21, off) == pytest.approx(0.853)
+    assert channel_temperature(99, off) == pytest.approx(0.307)
+
+
+def test_official_inits():
+    """combiner_init random keeps PyTorch's init (unequal columns); rule_init default keeps nn.Linear's."""
+    torch.manual_seed(0)
+    ours = DCGNN(2, 2, hidden=8)
+    torch.manual_seed(0)
+    off = DCGNN(2, 2, hidden=8, combiner_init="random", rule_init="default")
+    assert ours.relevance() == pytest.approx((0.5, 0.5), abs=1e-6)
+    assert abs(off.relevance()[0] - 0.5) > 1e-3
+    assert torch.count_nonzero(ours.rule.linear.weight) == 0
+    assert torch.count_nonzero(off.rule.linear.weight) == off.rule.linear.weight.numel()
 
 
 def test_auroc_equals_sklearn_with_ties():

@@ -13,6 +13,7 @@ from paperkit.methods.dcgnn.train import (
     FitConfig,
     explanation_auroc,
     export_rule,
+    param_groups,
     predict,
     split_metrics,
     train_model,
@@ -145,6 +146,32 @@ def test_selected_checkpoint_has_the_lowest_logged_validation_loss(select):
     assert loss == pytest.approx(logged[want], rel=1e-5)
     assert float(np.mean(probs.argmax(1) == y)) == hist[want]["val_acc"]
     assert model.temperature == hist[want]["temperature"]
+
+
+def test_combiner_hold_keeps_relevances_then_releases_them():
+    """combiner_hold: the LEN relevances stay at their start (0.5 / 0.5) in the first epochs after the warm-up,
+    while the rule channel learns through the combined output; afterwards they move."""
+    gs = generate("redblue", 80, seed=0)
+    sp = split_indices(gs, 0)
+    cfg = FitConfig(segnn="smgnn", channels="dual", epochs=4, warmup=1, combiner_hold=2, hidden=8, lr=2e-2,
+                    side_lr=2e-2, batch_size=16, select="last")
+    model, hist = train_model(gs, sp["train"], cfg, 0, progress=lambda it, **k: it)
+    rel = [h["rule_relevance"] for h in hist]
+    assert rel[:3] == pytest.approx([0.5] * 3, abs=1e-6)
+    assert abs(rel[3] - 0.5) > 1e-3
+    assert torch.count_nonzero(model.rule.linear.weight) > 0
+
+
+def test_param_groups_rule_weight_decay():
+    cfg = FitConfig(lr=1e-3, side_lr=5e-3, rule_weight_decay=1e-3)
+    model = DCGNN(2, 2, hidden=8)
+    groups = param_groups(model, cfg)
+    by_id = {id(p): g for g in groups for p in g["params"]}
+    assert len(by_id) == len(list(model.parameters()))
+    assert all(by_id[id(p)]["weight_decay"] == 1e-3 and by_id[id(p)]["lr"] == 5e-3 for p in model.rule.parameters())
+    assert all(by_id[id(p)].get("weight_decay", 0.0) == 0.0 and by_id[id(p)]["lr"] == 5e-3
+               for p in model.combiner.parameters())
+    assert all(by_id[id(p)]["lr"] == 1e-3 for p in model.gnn.parameters())
 
 
 def test_validation_scores_known_answer():

@@ -152,13 +152,15 @@ class SEGNN(nn.Module):
 class RuleChannel(nn.Module):
     """Linear classifier on sum-pooled raw features: class scores = W·counts + b."""
 
-    def __init__(self, d_in: int, n_classes: int, constant: bool):
+    def __init__(self, d_in: int, n_classes: int, constant: bool, init: str = "zero"):
         super().__init__()
         self.constant = constant
         self.linear = nn.Linear(d_in + int(constant), n_classes)
-        # Start from the empty rule: counts reach the hundreds, so random weights saturate the logits and Adam
-        # needs hundreds of steps to undo a wrong sign (the official code trains ~8,000 steps; examples ~250).
-        nn.init.zeros_(self.linear.weight)
+        # "zero": start from the empty rule: counts reach the hundreds, so random weights saturate the logits and
+        # Adam needs hundreds of steps to undo a wrong sign (the official code trains ~8,000 steps; examples
+        # ~250). "default" keeps PyTorch's init, as the official code.
+        if init == "zero":
+            nn.init.zeros_(self.linear.weight)
 
     def counts(self, x: torch.Tensor, batch: torch.Tensor, n_graphs: int) -> torch.Tensor:
         from torch_geometric.nn import global_add_pool
@@ -175,14 +177,15 @@ class EntropyLinear(nn.Module):
     """LEN entropy-linear layer (Barbiero et al., 2022) as the official DC-GNN code uses it: one layer shared by
     all classes whose input relevances α = softmax_j(‖W[:, j]‖₁ / τ) rescale the inputs before the linear map."""
 
-    def __init__(self, d_in: int, d_hidden: int, temperature: float):
+    def __init__(self, d_in: int, d_hidden: int, temperature: float, init: str = "equal"):
         super().__init__()
         self.temperature = temperature
         self.weight = nn.Parameter(torch.empty(d_hidden, d_in))
         nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        with torch.no_grad():   # equal column norms: every input starts equally relevant, training decides
-            norms = self.weight.abs().sum(0)
-            self.weight.mul_(norms.mean() / norms)
+        if init == "equal":   # equal column norms: every input starts equally relevant, training decides
+            with torch.no_grad():
+                norms = self.weight.abs().sum(0)
+                self.weight.mul_(norms.mean() / norms)
 
     def alpha(self) -> torch.Tensor:
         return torch.softmax(self.weight.abs().sum(0) / self.temperature, dim=-1)   # (d_in,)
@@ -207,11 +210,11 @@ def channel_inputs(logits: torch.Tensor, t: float) -> torch.Tensor:
 class Combiner(nn.Module):
     """Maps the two channels' inputs [σ(f_gnn/t), σ(f_rule/t)] ∈ [0, 1]^{2w} to class logits."""
 
-    def __init__(self, kind: str, n_classes: int, hidden: int, temperature: float):
+    def __init__(self, kind: str, n_classes: int, hidden: int, temperature: float, init: str = "equal"):
         super().__init__()
         self.kind, self.c = kind, channel_width(n_classes)
         if kind == "len":
-            self.entropy = EntropyLinear(2 * self.c, hidden, temperature)
+            self.entropy = EntropyLinear(2 * self.c, hidden, temperature, init)
             self.dense = nn.Sequential(nn.LeakyReLU(), nn.Linear(hidden, hidden), nn.LeakyReLU(),
                                        nn.Linear(hidden, n_classes))
         elif kind == "linear":
@@ -244,18 +247,18 @@ class DCGNN(nn.Module):
     def __init__(self, d_in: int, n_classes: int, *, hidden: int = 64, segnn: str = "smgnn", channels: str = "dual",
                  combiner: str = "len", constant_feature: bool = False, combiner_hidden: int | None = None,
                  combiner_temp: float = 0.6, average_edge_attn: str = "mean", pool: str = "sum",
-                 norm: str = "none"):
+                 norm: str = "none", combiner_init: str = "equal", rule_init: str = "zero"):
         super().__init__()
         self.channels, self.n_classes = channels, n_classes
         self.temperature = 1.0
         if channels in ("dual", "gnn"):
             self.gnn = SEGNN(d_in, n_classes, hidden, segnn, average_edge_attn, pool, norm)
         if channels in ("dual", "rule"):
-            self.rule = RuleChannel(d_in, n_classes, constant_feature)
+            self.rule = RuleChannel(d_in, n_classes, constant_feature, rule_init)
         if channels == "dual":
             # hidden 10 per combiner output as the official ConceptClassifier (one output for two classes)
             self.combiner = Combiner(combiner, n_classes, combiner_hidden or 10 * channel_width(n_classes),
-                                     combiner_temp)
+                                     combiner_temp, combiner_init)
 
     def forward(self, data, mask: torch.Tensor | None = None) -> dict[str, torch.Tensor | None]:
         n = int(data.num_graphs)

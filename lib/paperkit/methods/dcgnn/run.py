@@ -119,6 +119,11 @@ class FitSettings:
     pool: str = _FC.pool
     norm: str = _FC.norm
     select: str = _FC.select
+    temp_schedule: str = _FC.temp_schedule
+    combiner_init: str = _FC.combiner_init
+    rule_init: str = _FC.rule_init
+    rule_weight_decay: float = _FC.rule_weight_decay
+    combiner_hold: int = _FC.combiner_hold
     top_k: int = 6
     seed: int = 0
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -132,7 +137,9 @@ class FitSettings:
                          warmup=min(self.warmup, self.epochs), reg_weight=self.reg_weight, rule_l1=self.rule_l1,
                          side_lr=self.side_lr,
                          constant_feature=self.constant_feature, average_edge_attn=self.average_edge_attn, pool=self.pool, norm=self.norm,
-                         select=self.select)
+                         select=self.select, temp_schedule=self.temp_schedule, combiner_init=self.combiner_init,
+                         rule_init=self.rule_init, rule_weight_decay=self.rule_weight_decay,
+                         combiner_hold=self.combiner_hold)
 
 
 @dataclass
@@ -187,6 +194,9 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     _choice(s.pool, ("sum", "mean"), "--pool")
     _choice(s.norm, ("none", "bn"), "--norm")
     _choice(s.select, ("best-val", "last"), "--select")
+    _choice(s.temp_schedule, ("warmup", "official"), "--temp-schedule")
+    _choice(s.combiner_init, ("equal", "random"), "--combiner-init")
+    _choice(s.rule_init, ("zero", "default"), "--rule-init")
     if not s.seeds:
         raise UsageError("--seeds is empty")
     if s.synthetic in NODES_PER_GRAPH:

@@ -43,19 +43,30 @@ class FitConfig:
     pool: str = "sum"              # GNN-channel readout; the official configs use mean on GOOD-Motif
     norm: str = "none"             # "bn": BatchNorm in the GIN MLPs (the official GOOD-Motif use_norm)
     select: str = "best-val"       # keep the epoch of lowest validation loss (the official pipeline) or "last"
+    temp_schedule: str = "warmup"  # "official": 1 up to epoch 20, then 1 - (1 - end_temp)·epoch / epochs
+    combiner_init: str = "equal"   # LEN columns of equal L1 norm, or "random" (PyTorch's init, the official)
+    rule_init: str = "zero"        # rule weights start at 0, or "default" (PyTorch's nn.Linear, the official)
+    rule_weight_decay: float = 0.0  # Adam weight decay on the rule weights (the official channel_weight_decay)
+    combiner_hold: int = 0         # epochs after the warm-up in which the LEN relevances are held (not official)
 
 
 def build_model(cfg: FitConfig, d_in: int, n_classes: int) -> DCGNN:
     return DCGNN(d_in, n_classes, hidden=cfg.hidden, segnn=cfg.segnn, channels=cfg.channels, combiner=cfg.combiner,
                  constant_feature=cfg.constant_feature, combiner_temp=cfg.combiner_temp,
-                 average_edge_attn=cfg.average_edge_attn, pool=cfg.pool, norm=cfg.norm)
+                 average_edge_attn=cfg.average_edge_attn, pool=cfg.pool, norm=cfg.norm,
+                 combiner_init=cfg.combiner_init, rule_init=cfg.rule_init)
 
 
 def param_groups(model: DCGNN, cfg: FitConfig) -> list[dict]:
-    """The GNN channel at ``lr``; the rule channel and the combiner at ``side_lr`` (as the official code)."""
-    side = [p for n, p in model.named_parameters() if not n.startswith("gnn.")]
-    gnn = [p for n, p in model.named_parameters() if n.startswith("gnn.")]
-    return [g for g in ({"params": gnn, "lr": cfg.lr}, {"params": side, "lr": cfg.side_lr}) if g["params"]]
+    """The GNN channel at ``lr``; the rule channel and the combiner at ``side_lr`` (as the official code), the
+    rule channel with Adam weight decay ``rule_weight_decay`` (the official channel_weight_decay)."""
+    named = list(model.named_parameters())
+    gnn = [p for n, p in named if n.startswith("gnn.")]
+    rule = [p for n, p in named if n.startswith("rule.")]
+    comb = [p for n, p in named if not n.startswith(("gnn.", "rule."))]
+    groups = ({"params": gnn, "lr": cfg.lr}, {"params": rule, "lr": cfg.side_lr, "weight_decay": cfg.rule_weight_decay},
+              {"params": comb, "lr": cfg.side_lr})
+    return [g for g in groups if g["params"]]
 
 
 def to_pyg(gs: GraphSet, idx: np.ndarray | None = None) -> list:
@@ -76,11 +87,27 @@ def gsat_prior(epoch: int) -> float:
     return max(0.5, 0.9 - 0.1 * (epoch // 10))
 
 
+OFFICIAL_TEMP_HOLD = 20   # the official schedule keeps t = 1 while epoch <= 20, whatever the warm-up
+
+
 def channel_temperature(epoch: int, cfg: FitConfig) -> float:
+    """The channel temperature t of σ(logit / t) at ``epoch`` (0-based). "warmup": 1 during the warm-up, then
+    linear to ``end_temp`` at the last epoch. "official" (the official code's get_temp): 1 while epoch ≤ 20,
+    then 1 − (1 − end_temp)·epoch / epochs, so it jumps at epoch 21 and ends just above ``end_temp``."""
+    if cfg.temp_schedule == "official":
+        if epoch <= OFFICIAL_TEMP_HOLD:
+            return 1.0
+        return 1.0 - (1.0 - cfg.end_temp) * epoch / cfg.epochs
     if epoch < cfg.warmup:
         return 1.0
     span = max(1, cfg.epochs - 1 - cfg.warmup)
     return 1.0 + (cfg.end_temp - 1.0) * min(1.0, (epoch - cfg.warmup) / span)
+
+
+def held(model: DCGNN, epoch: int, cfg: FitConfig) -> bool:
+    """Whether the LEN layer's weights (hence the channel relevances) are frozen in this epoch: the first
+    ``combiner_hold`` epochs after the warm-up (not in the official code)."""
+    return (cfg.channels == "dual" and cfg.combiner == "len" and cfg.warmup <= epoch < cfg.warmup + cfg.combiner_hold)
 
 
 def loss_terms(model: DCGNN, out: dict, y: torch.Tensor, epoch: int, cfg: FitConfig) -> dict[str, torch.Tensor]:
@@ -131,6 +158,8 @@ def train_model(gs: GraphSet, train_idx: np.ndarray, cfg: FitConfig, seed: int, 
             loss = sum(terms.values())
             opt.zero_grad()
             loss.backward()
+            if held(model, epoch, cfg):
+                model.combiner.entropy.weight.grad = None   # Adam skips it: the relevances stay as they are
             opt.step()
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + v.item() / len(loader)
