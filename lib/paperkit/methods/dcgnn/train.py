@@ -137,7 +137,8 @@ def train_model(gs: GraphSet, train_idx: np.ndarray, cfg: FitConfig, seed: int, 
     on those graphs and, with ``cfg.select == "best-val"``, the returned model is the checkpoint of the first
     epoch with the lowest validation loss: the official pipeline's best in-distribution checkpoint (its
     reference metric is the loss, not the accuracy, which saturates on a few graphs); a DC-GNN's warm-up
-    epochs are not candidates (its combined output is not trained yet). ``model.selected_epoch`` says which
+    epochs are not candidates (its combined output is not trained yet), nor its ``combiner_hold`` epochs
+    (its channel relevances are not). ``model.selected_epoch`` says which
     epoch was kept."""
     from torch_geometric.loader import DataLoader
 
@@ -170,7 +171,8 @@ def train_model(gs: GraphSet, train_idx: np.ndarray, cfg: FitConfig, seed: int, 
         if val_idx is not None and len(val_idx):
             probs = predict(model, gs, val_idx, device=device)["probs"]
             record["val_acc"], record["val_loss"] = validation_scores(probs, gs.y[val_idx])
-            eligible = cfg.select == "best-val" and not (cfg.channels == "dual" and epoch < cfg.warmup)
+            eligible = cfg.select == "best-val" and not (cfg.channels == "dual" and epoch < cfg.warmup) \
+                and not held(model, epoch, cfg)
             if eligible and (best is None or record["val_loss"] < best[0]):
                 best = (record["val_loss"], epoch, model.temperature,
                         {k: v.detach().clone() for k, v in model.state_dict().items()})
