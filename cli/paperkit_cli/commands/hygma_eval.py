@@ -26,7 +26,10 @@ def cli(model, output, fmt, manifest_path, **_):
     Reads model.pt (the settings of the run and every job's weights and groups). Writes one JSON
     object: job, algo, env, preset, episodes, mean return, success (pp: catch rate; group-capture:
     catches per episode; lbf-lite: share collected), the groups in force (0-based, per agent) and, on
-    group-capture, the ARI of those groups against each agent's most-helped prey.
+    group-capture, helped (catches each agent helped with, per prey), specialisation (mean share of an
+    agent's help that went to its most-helped prey: 1 = one prey each, 0.5 = no preference between two)
+    and the ARI of the groups against each agent's most-helped prey (null when there is no assignment:
+    ties, or every agent on the same prey).
 
     \b
     Examples:

@@ -9,6 +9,7 @@ from paperkit.methods.hygma.grouping import (
     cluster_agents,
     incidence_matrix,
     moved_fraction,
+    specialisation,
 )
 
 
@@ -76,6 +77,24 @@ def test_assignment_ari_ignores_agents_that_never_helped():
     helped = np.array([[3, 0], [2, 1], [0, 4], [1, 5], [0, 0], [0, 0]])   # agents 4 and 5 never helped
     assert assignment_ari([0, 0, 1, 1, 0, 1], helped) == 1.0
     assert assignment_ari([0, 1, 1, 1, 0, 1], helped[[0, 4, 5]]) is None   # one helper: no ground truth
+
+
+def test_assignment_ari_has_no_truth_for_ties_or_a_single_prey():
+    """A pack that hunts together ties on every prey (argmax used to call it prey 0 for all), and against a
+    one-prey truth every split into k >= 2 groups scores ARI 0: neither is an assignment to recover."""
+    pack = np.array([[4, 4], [4, 4], [4, 4], [4, 4]])
+    assert assignment_ari([0, 0, 1, 1], pack) is None
+    one_prey = np.array([[5, 1], [3, 0], [2, 1], [4, 2]])
+    assert assignment_ari([0, 0, 1, 1], one_prey) is None
+    ties_left_out = np.array([[2, 2], [3, 0], [0, 3], [1, 1], [4, 1], [0, 2]])   # agents 0 and 3 tie
+    assert assignment_ari([1, 0, 1, 0, 0, 1], ties_left_out) == 1.0
+    assert assignment_ari([1, 0, 1, 0, 1, 1], ties_left_out) < 1.0
+
+
+def test_specialisation_is_the_mean_share_of_the_most_helped_prey():
+    assert specialisation(np.array([[3, 1], [0, 2], [0, 0]])) == pytest.approx((0.75 + 1.0) / 2)
+    assert specialisation(np.array([[4, 4], [2, 2]])) == 0.5
+    assert specialisation(np.zeros((3, 2))) is None
 
 
 @pytest.mark.parametrize(("k_min", "k_max", "stability"), [(3, 2, 0.5), (2, 12, 0.5), (2, 3, 1.5)])

@@ -104,14 +104,33 @@ def incidence_matrix(labels: np.ndarray) -> np.ndarray:
     return (labels[None, :] == np.arange(labels.max() + 1)[:, None]).astype(np.float32)
 
 
+def most_helped(helped: np.ndarray | list) -> tuple[np.ndarray, np.ndarray]:
+    """Each agent's most-helped target (argmax over ``helped`` (agents, targets)) and whether it has one: an agent
+    that never helped has none, and neither has one whose counts tie between targets (argmax would call it the
+    first of them; agents that hunt as one pack tie, since every catch counts for all of them)."""
+    helped = np.asarray(helped, dtype=np.float64)
+    top = helped.max(1, keepdims=True)
+    clear = (top[:, 0] > 0) & ((helped == top).sum(1) == 1)
+    return helped.argmax(1), clear
+
+
 def assignment_ari(labels: np.ndarray | list, helped: np.ndarray | list) -> float | None:
-    """ARI between groups and each agent's most-helped target (argmax over ``helped`` (agents, targets)),
-    over the agents that helped at least once (an agent that never helped has no target: argmax would
-    call it target 0); None when fewer than two agents helped (no ground truth yet)."""
+    """ARI between groups and each agent's most-helped target (:func:`most_helped`), over the agents that have
+    one; None when there is no assignment to recover: fewer than two such agents, or all of them on one target.
+    (Against a one-target truth the ARI is 0 for every split into k ≥ 2 groups, and k_min ≥ 2: a 0 there says
+    that the agents did not divide between the targets, not that the grouping missed a division.)"""
     from sklearn.metrics import adjusted_rand_score
 
-    helped = np.asarray(helped, dtype=np.float64)
-    active = helped.sum(1) > 0
-    if active.sum() < 2:
+    target, clear = most_helped(helped)
+    if clear.sum() < 2 or np.unique(target[clear]).size < 2:
         return None
-    return float(adjusted_rand_score(helped[active].argmax(1), np.asarray(labels)[active]))
+    return float(adjusted_rand_score(target[clear], np.asarray(labels)[clear]))
+
+
+def specialisation(helped: np.ndarray | list) -> float | None:
+    """Mean over the agents that helped of the share of their help that went to their most-helped target: 1 when
+    each agent helps one target only, 1/m when every agent helps the m targets equally (None: nobody helped)."""
+    helped = np.asarray(helped, dtype=np.float64)
+    total = helped.sum(1)
+    active = total > 0
+    return float((helped[active].max(1) / total[active]).mean()) if active.any() else None

@@ -13,7 +13,7 @@ import numpy as np
 from paperkit.core.errors import ConfigError, InputError, UsageError
 from paperkit.core.resources import check_memory
 from paperkit.methods.hygma.envs import PRESETS
-from paperkit.methods.hygma.grouping import assignment_ari
+from paperkit.methods.hygma.grouping import assignment_ari, specialisation
 from paperkit.methods.hygma.train import ALGOS, GROUPINGS, TrainConfig
 
 ENVS = tuple(PRESETS)
@@ -45,7 +45,7 @@ class HygmaTrainSettings:
     target_every: int = 200
     lr: float = 5e-4
     gamma: float = 0.99
-    epsilon_anneal: int = 50_000
+    epsilon_anneal: int = 100_000
     eval_every: int = 10_000
     eval_episodes: int = 32
     device: str = "auto"
@@ -213,8 +213,11 @@ def _run_row(algo: str, seed: int, done: dict) -> dict:
            "regroupings": sum(g["kind"] == "dynamic" and g["accepted"] for g in done["groups"]),
            "env_steps_per_s": timing["env_steps_per_s"], "train_s": timing["wall_s"],
            "cluster_share": timing["cluster_s"] / max(timing["wall_s"], 1e-9)}
-    if "helped" in final and algo.startswith("hygma"):
-        row["group_ari"] = assignment_ari(done["groups"][-1]["groups"], final["helped"])
+    if "helped" in final:   # group-capture: catches each agent helped with, per prey, in the final evaluation
+        row["helped"] = np.asarray(final["helped"]).tolist()
+        row["specialisation"] = specialisation(final["helped"])
+        if algo.startswith("hygma"):
+            row["group_ari"] = assignment_ari(done["groups"][-1]["groups"], final["helped"])
     return row
 
 
@@ -317,6 +320,8 @@ def execute_hygma_eval(inputs: HygmaEvalInputs) -> HygmaEvalResult:
                "episodes": s.episodes, "return": ev["return"], "success": ev["success"],
                "groups": learner.incidence.argmax(0).tolist()}
     if "helped" in ev:
+        summary["helped"] = ev["helped"].tolist()
+        summary["specialisation"] = specialisation(ev["helped"])
         summary["group_ari"] = assignment_ari(summary["groups"], ev["helped"].tolist())
     frames = ascii_episode(env, learner, s.seed, gen) if s.ascii else []
     return HygmaEvalResult(summary, frames)

@@ -38,7 +38,7 @@ class TrainConfig:
     algo: str = "hygma-qmix"
     steps: int = 200_000
     batch_envs: int = 8
-    batch_size: int = 32
+    batch_size: int = 32               # official code 128 (CPU time: see the command's --batch-size help)
     buffer_episodes: int = 5000
     target_every: int = 200            # episodes
     lr: float = 5e-4
@@ -47,7 +47,7 @@ class TrainConfig:
     grad_clip: float = 10.0
     epsilon_start: float = 1.0
     epsilon_end: float = 0.05
-    epsilon_anneal: int = 50_000       # env steps
+    epsilon_anneal: int = 100_000      # env steps (the official hygma.yaml)
     gae_lambda: float = 0.95
     entropy: float = 0.01
     hidden: int = 64
@@ -60,7 +60,7 @@ class TrainConfig:
     k_min: int = 2
     k_max: int = 3
     stability: float = 0.6
-    cluster_every: int = 20_000        # env steps
+    cluster_every: int = 20_000        # env steps (official code 100k, at 5M steps)
     history: int = 500                 # rollout steps kept for the per-agent features
     lambda_consistency: float = 1e-3
     lambda_attention: float = 1e-2
@@ -180,7 +180,10 @@ class Learner:
         else:
             self.mixer = None
         self.params = list(self.agent.parameters()) + (list(self.mixer.parameters()) if self.mixer is not None else [])
-        self.opt = torch.optim.AdamW(self.params, lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay)
+        # foreach: one multi-tensor step instead of ~10 ops per parameter tensor (bitwise the same as the per-tensor
+        # loop on CPU, where it is not the default; the HGCN adds 12 small tensors)
+        self.opt = torch.optim.AdamW(self.params, lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay,
+                                     foreach=True)
         self.value_based = cfg.algo != "hygma-ac"
         if self.value_based:
             self.target_agent = copy.deepcopy(self.agent)
