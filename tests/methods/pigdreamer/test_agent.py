@@ -277,9 +277,11 @@ def test_world_model_learns_full_size():
 
 
 @pytest.mark.heavy
-@pytest.mark.xfail(strict=True, reason="half reached at 6k steps (313 updates): the Lagrangian now switches on and pig's "
-                   "cost is 0.5 (seed 0; limit 2), but its return -0.40 is below 0.9 x unprivileged's 1.00 (both below a "
-                   "random policy); examples/pigdreamer/README.md")
+@pytest.mark.xfail(strict=True, reason="not reachable at 6k steps (313 updates): the reward head is still at the "
+                   "marginal reward distribution (two-hot NLL 1.59-1.62 vs 1.61 for a constant prediction), so the actor "
+                   "stays near uniform (entropy 1.50 of 1.61) with or without the Lagrangian; the greedy evaluation then "
+                   "reads the argmax of a near-uniform actor (seed 0: pig -0.40 / cost 0.50, unprivileged 1.00); "
+                   "examples/pigdreamer/README.md, third pass")
 def test_end_to_end_smoke_pig_vs_unprivileged():
     """Check 5: pig's last 10 evaluation episodes have mean cost ≤ 1.5 × limit and mean return ≥ 90% of the
     unprivileged variant's at the same seed and budget."""
