@@ -37,7 +37,7 @@ def scaling(out):
     print("## Width scaling (fourier; slope of log median test RMSE vs log width, 95% bootstrap interval)\n")
     print("| L | slope | interval | Spearman | RMSE at smallest m | RMSE at largest m |")
     print("|---|---|---|---|---|---|")
-    for s in json.loads((out / "scaling" / "summary.json").read_text())["slopes"]:
+    for s in sorted(json.loads((out / "scaling" / "summary.json").read_text())["slopes"], key=lambda s: float(s["lipschitz"])):
         print(f"| {s['lipschitz']:g} | {s['slope']:.3f} | [{s['slope_lo']:.3f}, {s['slope_hi']:.3f}] | "
               f"{s['spearman']:.2f} | {s['rmse_first']:.4g} (m={s['width_first']}) | "
               f"{s['rmse_last']:.4g} (m={s['width_last']}) |")
