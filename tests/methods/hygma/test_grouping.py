@@ -102,3 +102,23 @@ def test_bad_ranges_raise_config_error(k_min, k_max, stability):
     features, _ = _blobs()
     with pytest.raises(ConfigError):
         choose_groups(None, features, k_min, k_max, stability)
+
+
+def test_group_ari_claim_reads_an_undefined_ari_as_nan_and_fails(tmp_path):
+    """A run whose every ARI was undefined (one-prey references) has no group_ari_mean: the claim shows NaN, not a
+    measured 0, and its verdict is still 'does not hold'."""
+    import json
+    import math
+
+    from paperkit.methods.hygma.claims import _gc_ari
+    from paperkit.reproduce.criteria import FAILS, Interval
+
+    (tmp_path / "gc").mkdir()
+    rows = [{"algo": "hygma-qmix", "n_seeds": 1, "return_mean": 1.0}]
+    (tmp_path / "gc" / "summary.json").write_text(json.dumps({"mean": rows}))
+    m = _gc_ari(tmp_path)
+    assert math.isnan(m["group_ari"])
+    assert Interval("group_ari", lo=0.5).verdict([m]).verdict == FAILS
+    rows[0]["group_ari_mean"] = 0.75
+    (tmp_path / "gc" / "summary.json").write_text(json.dumps({"mean": rows}))
+    assert _gc_ari(tmp_path)["group_ari"] == 0.75
