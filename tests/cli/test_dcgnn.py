@@ -92,6 +92,12 @@ def test_memory_limit_option_named_in_the_refusal(pk, tmp_path):
     assert r.exit_code == 2 and "--max-memory-gb" in r.stderr and not (tmp_path / "run").exists()
 
 
+def test_combiner_hold_covering_every_trained_epoch_is_refused_before_the_run(pk, tmp_path):
+    r = pk("dcgnn-fit", "--synthetic", "redblue", "--n-graphs", "40", "--epochs", "5", "--warmup", "2",
+           "--combiner-hold", "3", "--run-dir", tmp_path / "run")
+    assert r.exit_code == 2 and "--combiner-hold 3" in r.stderr and not (tmp_path / "run").exists()
+
+
 def test_gen_then_fit_rule_channel_on_redblue(pk, tmp_path):
     r = pk("dcgnn-gen", "--dataset", "redblue", "--n-graphs", "40", "-o", tmp_path / "rb.npz")
     assert r.exit_code == 0, r.stderr

@@ -199,6 +199,11 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     _choice(s.rule_init, ("zero", "default"), "--rule-init")
     if not s.seeds:
         raise UsageError("--seeds is empty")
+    if s.combiner_hold and min(s.warmup, s.epochs) + s.combiner_hold >= s.epochs:
+        # every epoch after the warm-up would be held: the relevances never train and best-val has no candidate
+        raise UsageError(f"--combiner-hold {s.combiner_hold}: the warm-up ({min(s.warmup, s.epochs)}) and the hold "
+                         f"leave no epoch of {s.epochs} to train the channel relevances; use a hold below "
+                         f"{max(0, s.epochs - min(s.warmup, s.epochs))}")
     if s.synthetic in NODES_PER_GRAPH:
         check_graph_memory(s.n_graphs, NODES_PER_GRAPH[s.synthetic], s.hidden, s.batch_size, s.max_memory_gb)
     gs, source = load_graphs(s.data, s.synthetic, s.n_graphs, s.seed)
