@@ -78,6 +78,25 @@ def test_eval_uses_the_deployed_policy(pk, tiny_run, tmp_path):
     assert json.loads(r2.stdout)["return_mean"] == res["return_mean"]
 
 
+def test_eval_policy_sample_by_default_greedy_on_request_and_old_models_greedy(pk, tiny_run, tmp_path):
+    """Training evaluations sample the actor (DreamerV3/SafeDreamer); pigdreamer-eval follows the run unless
+    told otherwise; a model.pt written before --eval-policy existed reads as greedy, as it was evaluated."""
+    import torch
+
+    from paperkit.methods.pigdreamer.train import config_from_dict
+
+    assert read_json(tiny_run / "summary.json")["eval_policy"] == "sample"
+    runs = {p: json.loads(pk("pigdreamer-eval", tiny_run, "--episodes", "4", "--policy", p).stdout)
+            for p in ("model", "sample", "greedy")}
+    assert [runs[p]["policy"] for p in runs] == ["sample", "sample", "greedy"]
+    assert runs["model"]["per_episode"] == runs["sample"]["per_episode"]
+    blob = torch.load(tiny_run / "model.pt", weights_only=False)
+    old = {k: v for k, v in blob["config"].items() if k != "eval_policy"}
+    assert config_from_dict(old).eval_policy == "greedy" and config_from_dict(blob["config"]).eval_policy == "sample"
+    r = pk("pigdreamer-train", *TINY, "--eval-policy", "mode", "--run-dir", tmp_path / "x")
+    assert r.exit_code == 2 and not (tmp_path / "x").exists()
+
+
 def test_compare_table_and_plot(pk, tiny_run, tmp_path):
     other = tmp_path / "seed1"
     shutil.copytree(tiny_run, other)

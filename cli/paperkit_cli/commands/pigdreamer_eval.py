@@ -13,7 +13,10 @@ SETTINGS = "paperkit.methods.pigdreamer.run:PigdreamerEvalSettings"
 @options.command("pigdreamer-eval", short_help="Evaluate a pigdreamer-train run's deployed policy (observations only): JSON.")
 @click.argument("run", type=click.Path(file_okay=False), metavar="RUN")
 @click.option("--episodes", type=click.IntRange(1, 100_000), default=20, show_default=True,
-              help="Greedy deployment episodes, on seeds the training evaluations did not use.")
+              help="Deployment episodes, on seeds the training evaluations did not use.")
+@click.option("--policy", type=click.Choice(["model", "sample", "greedy"]), default="model", show_default=True,
+              help="Actions: as the run's training evaluations picked them (its --eval-policy), sampled from the "
+                   "actor, or its argmax.")
 @options.seed_option
 @options.device_option
 @options.output_options
@@ -22,7 +25,7 @@ def cli(run, output, fmt, manifest_path, **_):
 
     Reads RUN/model.pt. Only the naive encoder, RSSM and actor run: the privileged vector the environment
     reports is never passed on (the policy raises if it is). Writes one JSON object: variant, env,
-    episodes, return_mean ± return_se, cost_mean, cost_limit, within_limit (share of episodes with cost
+    episodes, policy (sample or greedy), return_mean ± return_se, cost_mean, cost_limit, within_limit (share of episodes with cost
     ≤ limit) and per_episode (episode, return, cost).
 
     \b

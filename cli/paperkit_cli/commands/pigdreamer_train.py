@@ -41,7 +41,10 @@ _POS = click.IntRange(min=1, max=10**9)
               help="Replayed states imagination starts from per update (DreamerV3 uses all batch × length).")
 @click.option("--eval-every", type=_POS, default=2000, show_default=True, help="Env steps between evaluations.")
 @click.option("--eval-episodes", type=click.IntRange(1, 10_000), default=10, show_default=True,
-              help="Deployment episodes per evaluation (naive model and actor only, greedy).")
+              help="Deployment episodes per evaluation (naive model and actor only).")
+@click.option("--eval-policy", type=click.Choice(["sample", "greedy"]), default="sample", show_default=True,
+              help="How evaluation picks actions: sample the actor (DreamerV3 and SafeDreamer) or take its argmax "
+                   "(a still-wide actor's argmax is one fixed action, not what it learned).")
 @click.option("--checkpoint-every", type=_POS, default=5000, show_default=True,
               help="Env steps per checkpointed chunk (--resume continues from the last one).")
 @click.option("--lagrange-init", type=options.FiniteFloat(0.0), default=1e-6, show_default=True,

@@ -151,7 +151,8 @@ class PPOLagTrainer:
             self.timing["env_s"] += t1 - t0
             self.timing["update_s"] += t2 - t1
             if self.step // cfg.eval_every > before // cfg.eval_every or self.step >= cfg.steps > before:
-                for row in evaluate(self.policy, self.eval_core, cfg.eval_episodes, self.seed):
+                for row in evaluate(self.policy, self.eval_core, cfg.eval_episodes, self.seed,
+                                    greedy=cfg.eval_policy == "greedy"):
                     self.evals.append({"step": self.step, **row})
                 self.timing["eval_s"] += time.perf_counter() - t2
             if on_steps is not None:

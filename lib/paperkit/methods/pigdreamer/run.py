@@ -17,6 +17,7 @@ from paperkit.core.resources import check_memory
 from paperkit.methods.pigdreamer.agent import COST_ESTIMATES, PRIVILEGED, VARIANTS, AgentConfig
 
 ALL_VARIANTS = (*VARIANTS, "ppo-lag")
+EVAL_POLICIES = ("sample", "greedy")   # as train.EVAL_POLICIES (not imported here: it pulls in torch)
 BUILTIN_ENVS = ("hazardnav", "pointgoal")
 
 
@@ -40,6 +41,7 @@ class PigdreamerTrainSettings:
     imag_starts: int = 256
     eval_every: int = 2000
     eval_episodes: int = 10
+    eval_policy: str = "sample"
     checkpoint_every: int = 5000
     lagrange_init: float = 1e-6
     penalty_init: float = 0.01
@@ -60,6 +62,7 @@ class PigdreamerTrainSettings:
         return TrainConfig(env=self.env, obs=self.obs, moving=self.moving_hazard, steps=self.steps, envs=self.envs,
                            batch_size=self.batch_size, seq_len=self.seq_len, train_ratio=self.train_ratio,
                            prefill=self.prefill, eval_every=self.eval_every, eval_episodes=self.eval_episodes,
+                           eval_policy=self.eval_policy,
                            agent=agent)
 
 
@@ -76,6 +79,8 @@ def _check_ranges(s: PigdreamerTrainSettings) -> None:
         raise UsageError(f"unknown --variant {s.variant!r}; expected one of {', '.join(ALL_VARIANTS)}")
     if not np.isfinite(s.cost_limit) or s.cost_limit < 0:
         raise UsageError(f"--cost-limit must be a finite number ≥ 0, got {s.cost_limit}")
+    if s.eval_policy not in EVAL_POLICIES:
+        raise UsageError(f"unknown --eval-policy {s.eval_policy!r}; expected one of {', '.join(EVAL_POLICIES)}")
     if s.cost_estimate not in COST_ESTIMATES:
         raise UsageError(f"unknown --cost-estimate {s.cost_estimate!r}; expected one of {', '.join(COST_ESTIMATES)}")
     if not np.isfinite(s.cost_weight) or s.cost_weight <= 0:
@@ -180,7 +185,7 @@ def summarize_run(s: PigdreamerTrainSettings, evals: list[dict]) -> dict:
     ret = np.array([e["return"] for e in final])
     cost = np.array([e["cost"] for e in final])
     return {"variant": s.variant, "env": s.env, "obs": s.obs, "moving_hazard": s.moving_hazard, "seed": s.seed,
-            "steps": s.steps, "cost_limit": s.cost_limit, "eval_step": last, "episodes": int(ret.size),
+            "steps": s.steps, "cost_limit": s.cost_limit, "eval_policy": s.eval_policy, "eval_step": last, "episodes": int(ret.size),
             "return_mean": float(ret.mean()) if ret.size else None,
             "cost_mean": float(cost.mean()) if cost.size else None,
             "within_limit": float((cost <= s.cost_limit).mean()) if cost.size else None}
@@ -193,6 +198,7 @@ class PigdreamerEvalSettings:
 
     episodes: int = 20
     seed: int = 0
+    policy: str = "model"   # "model": as the run was evaluated during training; or "sample" / "greedy"
     device: str = "auto"
 
 
@@ -214,11 +220,14 @@ def read_model(run_dir: str | Path) -> dict:
 def prepare_pigdreamer_eval(s: PigdreamerEvalSettings, run_dir: str | Path) -> dict:
     if s.device == "cuda":
         raise UsageError("pigdreamer-eval runs on the CPU; use --device cpu or auto")
+    if s.policy not in ("model", *EVAL_POLICIES):
+        raise UsageError(f"unknown --policy {s.policy!r}; expected model, sample or greedy")
     return read_model(run_dir)
 
 
 def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
-    """``episodes`` greedy episodes of the deployed policy; the env's privileged vector is never passed on."""
+    """``episodes`` episodes of the deployed policy (actions sampled or greedy, as ``s.policy`` says); the env's
+    privileged vector is never passed on."""
     import torch
 
     from paperkit.methods.pigdreamer.envs import make_core
@@ -233,11 +242,12 @@ def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
     else:
         policy, cfg = load_policy(blob)
     core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, need_privileged=False)
-    rows = evaluate(policy, core, s.episodes, 7919 + s.seed)
+    mode = cfg.eval_policy if s.policy == "model" else s.policy
+    rows = evaluate(policy, core, s.episodes, 7919 + s.seed, greedy=mode == "greedy")
     ret = np.array([r["return"] for r in rows])
     cost = np.array([r["cost"] for r in rows])
     return {"variant": "ppo-lag" if ppo else cfg.agent.variant,
-            "env": cfg.env, "episodes": s.episodes, "return_mean": float(ret.mean()),
+            "env": cfg.env, "episodes": s.episodes, "policy": mode, "return_mean": float(ret.mean()),
             "return_se": float(ret.std(ddof=1) / np.sqrt(ret.size)) if ret.size > 1 else 0.0,
             "cost_mean": float(cost.mean()), "cost_limit": cfg.agent.cost_limit,
             "within_limit": float((cost <= cfg.agent.cost_limit).mean()), "per_episode": rows}

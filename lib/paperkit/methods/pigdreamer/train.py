@@ -33,6 +33,7 @@ class TrainConfig:
     prefill: int = 1000
     eval_every: int = 2000
     eval_episodes: int = 10
+    eval_policy: str = "sample"
     agent: AgentConfig = field(default_factory=AgentConfig)
 
 
@@ -75,16 +76,21 @@ def env_action(action: torch.Tensor, discrete: bool) -> np.ndarray:
     return action.argmax(-1).numpy() if discrete else action.numpy()
 
 
-def evaluate(policy: DeployedPolicy, core: Any, episodes: int, seed: int) -> list[dict]:
-    """One episode per copy of ``core`` (``episodes`` copies, fixed seeds) with the greedy deployed policy;
-    the privileged vector the env returns is never shown to the policy."""
+EVAL_POLICIES = ("sample", "greedy")
+
+
+def evaluate(policy: DeployedPolicy, core: Any, episodes: int, seed: int, greedy: bool = False) -> list[dict]:
+    """One episode per copy of ``core`` (``episodes`` copies, fixed seeds) with the deployed policy, its actions
+    sampled (as DreamerV3 and SafeDreamer evaluate: the argmax of a still-wide actor is one fixed action, not
+    what it learned) or, with ``greedy``, the most likely one; the privileged vector the env returns is never
+    shown to the policy."""
     gen = torch.Generator().manual_seed(seed)
     b = core.reset(EVAL_SEED + seed * 10_007 + np.arange(episodes))
     state = policy.initial(episodes)
     ret, cost = np.zeros(episodes), np.zeros(episodes)
     live = np.ones(episodes, bool)
     while live.any():
-        action, state = policy.act(torch.as_tensor(b.obs), torch.as_tensor(b.is_first), state, gen)
+        action, state = policy.act(torch.as_tensor(b.obs), torch.as_tensor(b.is_first), state, gen, greedy=greedy)
         b = core.step(env_action(action, policy.discrete))
         ret += np.where(live, b.reward, 0.0)
         cost += np.where(live, b.cost, 0.0)
@@ -186,7 +192,8 @@ class Trainer:
 
     def _evaluate(self) -> None:
         t0 = time.perf_counter()
-        for row in evaluate(self.policy, self.eval_core, self.cfg.eval_episodes, self.seed):
+        for row in evaluate(self.policy, self.eval_core, self.cfg.eval_episodes, self.seed,
+                            greedy=self.cfg.eval_policy == "greedy"):
             self.evals.append({"step": self.step, **row})
         self.timing["eval_s"] += time.perf_counter() - t0
 
@@ -244,7 +251,8 @@ def config_dict(cfg: TrainConfig) -> dict:
 
 
 def config_from_dict(d: dict) -> TrainConfig:
-    return TrainConfig(**{**d, "agent": AgentConfig(**d["agent"])})
+    # model.pt files written before --eval-policy existed were evaluated greedily
+    return TrainConfig(**{"eval_policy": "greedy", **d, "agent": AgentConfig(**d["agent"])})
 
 
 def load_policy(blob: dict) -> tuple[DeployedPolicy, TrainConfig]:
