@@ -9,7 +9,7 @@ training cost against QMIX's.
 2. Training env steps/s on pp easy, HYGMA-QMIX vs QMIX, same settings (B = 8, batch 32 episodes), and
    HYGMA's clustering share of its wall time. Targets: ≤ 1.5× slower, clustering < 5 %. The two runs
    alternate ``--repeats`` times and the median ratio is quoted: on a shared 2-core machine one
-   thread's CPU time for the same run varies by ±20 %, so a single pair's ratio swings by ±0.2.
+   thread's CPU time for the same run varies by up to ±20 %, and one pair's ratio ranged 1.2–2.1× in one session.
    Also the matrix-product FLOPs of one update of each (HYGMA-QMIX's are ~1.65× QMIX's).
 3. The projected time of a 100k-step pp easy run (target ≤ 75 s per run on 2 cores).
 
