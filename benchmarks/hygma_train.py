@@ -7,7 +7,10 @@ training cost against QMIX's.
    ``core.step`` against a Python loop over 64 ``ParallelEnv`` copies (dict actions), same random actions.
    Target: ≥ 20×.
 2. Training env steps/s on pp easy, HYGMA-QMIX vs QMIX, same settings (B = 8, batch 32 episodes), and
-   HYGMA's clustering share of its wall time. Targets: ≤ 1.5× slower, clustering < 5 %.
+   HYGMA's clustering share of its wall time. Targets: ≤ 1.5× slower, clustering < 5 %. The two runs
+   alternate ``--repeats`` times and the median ratio is quoted: on a shared 2-core machine one
+   thread's CPU time for the same run varies by up to ±20 %, and one pair's ratio ranged 1.2–2.1× in one session.
+   Also the matrix-product FLOPs of one update of each (HYGMA-QMIX's are ~1.65× QMIX's).
 3. The projected time of a 100k-step pp easy run (target ≤ 75 s per run on 2 cores).
 
 One torch thread; CPU time of this thread (``time.thread_time``), so other processes on a shared machine
@@ -64,10 +67,35 @@ def train_rate(algo: str, steps: int) -> dict:
     return {"steps_per_s": steps_done / cpu, "cluster_share": out.timing["cluster_s"] / out.timing["wall_s"]}
 
 
+def update_flops(algo: str) -> float:
+    """Matrix-product FLOPs (torch's flop counter: mm, addmm, bmm, the GRU's products) of one learner update on
+    32 random pp easy episodes. HYGMA-QMIX's are ~1.65× QMIX's: a total ≤ 1.5× slower needs HYGMA's extra work
+    (its matrix products and the HGCN's element-wise attention products) to run at a higher FLOP rate than QMIX's
+    whole update does."""
+    import numpy as np
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from paperkit.methods.hygma.envs import make_core
+    from paperkit.methods.hygma.train import Learner, Replay, TrainConfig, rollout
+
+    env, cfg = make_core("pp", "easy"), TrainConfig(algo=algo, k_max=2)
+    learner = Learner(cfg, env.obs_dim, env.state_dim, env.n_agents, env.n_actions, "cpu")
+    if cfg.uses_hgcn:
+        learner.set_groups(np.arange(env.n_agents) % 2)
+    replay, gen = Replay(64), torch.Generator().manual_seed(0)
+    for i in range(4):
+        replay.add(rollout(env, learner, list(range(8 * i, 8 * i + 8)), 1.0, gen))
+    with FlopCounterMode(display=False) as counter:
+        learner.update(replay.sample(32, np.random.default_rng(0)))
+    return counter.get_total_flops()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="≤ 30 s: fewer env steps and a 3k-step training run")
     ap.add_argument("--steps", type=int, default=None, help="training steps per algorithm [quick 3000, full 20000]")
+    ap.add_argument("--repeats", type=int, default=3, help="alternating QMIX / HYGMA-QMIX pairs; the median ratio is quoted")
     args = ap.parse_args()
     import torch
 
@@ -82,12 +110,20 @@ def main() -> None:
     # warm-up: torch's and scikit-learn's first-call costs (one per process: ~20 ms of CPU for the first
     # spectral clustering) are not charged to the measured runs; 1200 steps include one clustering
     train_rate("hygma-qmix", 1200)
-    print(f"\n2. training on pp easy, {steps} env steps (CPU time of one thread)")
-    rates = {algo: train_rate(algo, steps) for algo in ("qmix", "hygma-qmix")}
-    q, h = rates["qmix"]["steps_per_s"], rates["hygma-qmix"]["steps_per_s"]
-    print(f"QMIX {q:,.0f} steps/s, HYGMA-QMIX {h:,.0f} steps/s: HYGMA is {q / h:.2f}× slower "
-          f"(target ≤ 1.5×); clustering {rates['hygma-qmix']['cluster_share']:.1%} of its wall time (target < 5 %)")
-    print(f"\n3. projected pp easy 100k steps: HYGMA-QMIX {1e5 / h:.0f} s, QMIX {1e5 / q:.0f} s per run "
+    print(f"\n2. training on pp easy, {steps} env steps (CPU time of one thread), {args.repeats} alternating pairs")
+    pairs = []
+    for _ in range(args.repeats):
+        pair = {algo: train_rate(algo, steps) for algo in ("qmix", "hygma-qmix")}
+        q, h = pair["qmix"]["steps_per_s"], pair["hygma-qmix"]["steps_per_s"]
+        pairs.append((q / h, q, h, pair["hygma-qmix"]["cluster_share"]))
+        print(f"QMIX {q:,.0f} steps/s, HYGMA-QMIX {h:,.0f} steps/s: {q / h:.2f}× slower; "
+              f"clustering {pair['hygma-qmix']['cluster_share']:.1%} of HYGMA's wall time")
+    ratio, q, h, share = sorted(pairs)[len(pairs) // 2]
+    print(f"median: HYGMA is {ratio:.2f}× slower (target ≤ 1.5×); clustering {share:.1%} of its wall time (target < 5 %)")
+    flops = {algo: update_flops(algo) for algo in ("qmix", "hygma-qmix")}
+    print(f"matrix-product FLOPs of one update (32 episodes): QMIX {flops['qmix'] / 1e6:.0f} M, HYGMA-QMIX "
+          f"{flops['hygma-qmix'] / 1e6:.0f} M ({flops['hygma-qmix'] / flops['qmix']:.2f}×)")
+    print(f"\n3. projected pp easy 100k steps (median pair): HYGMA-QMIX {1e5 / h:.0f} s, QMIX {1e5 / q:.0f} s per run "
           f"(target ≤ 75 s)")
 
 
