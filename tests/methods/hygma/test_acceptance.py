@@ -66,12 +66,29 @@ def test_pp_easy_100k_hygma_catches_at_least_as_well_as_qmix():
     assert h >= 0.8 and h >= q - 0.05
 
 
+@pytest.fixture(scope="module")
+def group_capture_150k():
+    """The issue's group-capture runs (examples/hygma/configs/group-capture.yaml: 150k steps, ε over 100k,
+    clustering every 10k), trained once for both heavy checks below."""
+    kw = {"cluster_every": 10_000}
+    return (_train_many("group-capture", "medium", "hygma-qmix", 150_000, (0, 1, 2), **kw),
+            _train_many("group-capture", "medium", "qmix", 150_000, (0, 1, 2), **kw))
+
+
 @pytest.mark.heavy
-def test_group_capture_150k_hygma_beats_qmix_and_groups_match_the_preys():
-    hygma = _train_many("group-capture", "medium", "hygma-qmix", 150_000, (0, 1, 2))
-    qmix = _train_many("group-capture", "medium", "qmix", 150_000, (0, 1, 2))
+def test_group_capture_150k_hygma_return_at_least_qmix_on_two_of_three_seeds(group_capture_150k):
+    hygma, qmix = group_capture_150k
     wins = sum(h.final["return"] >= q.final["return"] for h, q in zip(hygma, qmix, strict=True))
-    aris = [assignment_ari(o.groups[-1]["groups"], o.final["helped"]) for o in hygma]
-    print("group-capture returns", [o.final["return"] for o in hygma], [o.final["return"] for o in qmix], "ARI", aris)
+    print("group-capture returns", [o.final["return"] for o in hygma], [o.final["return"] for o in qmix])
     assert wins >= 2
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(strict=True, reason="no prey assignment to match: at 150k steps every learned policy (HYGMA-QMIX, "
+                   "QMIX, IQL, VDN) hunts one prey as a pack of six, so every agent's most-helped prey is the same "
+                   "and the ARI is undefined (None) on all 3 seeds; examples/hygma/README.md")
+def test_group_capture_150k_groups_match_the_preys(group_capture_150k):
+    hygma, _ = group_capture_150k
+    aris = [assignment_ari(o.groups[-1]["groups"], o.final["helped"]) for o in hygma]
+    print("group-capture ARI", aris, "helped", [o.final["helped"] for o in hygma])
     assert np.mean([a or 0.0 for a in aris]) >= 0.5
