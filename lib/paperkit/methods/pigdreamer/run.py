@@ -17,7 +17,7 @@ from paperkit.core.resources import check_memory
 from paperkit.methods.pigdreamer.agent import COST_ESTIMATES, PRIVILEGED, VARIANTS, AgentConfig
 
 ALL_VARIANTS = (*VARIANTS, "ppo-lag")
-EVAL_POLICIES = ("sample", "greedy")   # as train.EVAL_POLICIES (not imported here: it pulls in torch)
+EVAL_POLICIES = ("sample", "greedy")   # how evaluation picks actions: train.evaluate(greedy=...)
 BUILTIN_ENVS = ("hazardnav", "pointgoal")
 
 

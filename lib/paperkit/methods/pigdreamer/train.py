@@ -76,9 +76,6 @@ def env_action(action: torch.Tensor, discrete: bool) -> np.ndarray:
     return action.argmax(-1).numpy() if discrete else action.numpy()
 
 
-EVAL_POLICIES = ("sample", "greedy")
-
-
 def evaluate(policy: DeployedPolicy, core: Any, episodes: int, seed: int, greedy: bool = False) -> list[dict]:
     """One episode per copy of ``core`` (``episodes`` copies, fixed seeds) with the deployed policy, its actions
     sampled (as DreamerV3 and SafeDreamer evaluate: the argmax of a still-wide actor is one fixed action, not
