@@ -97,6 +97,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=None, help="training steps per algorithm [quick 3000, full 20000]")
     ap.add_argument("--repeats", type=int, default=3, help="alternating QMIX / HYGMA-QMIX pairs; the median ratio is quoted")
     args = ap.parse_args()
+    if args.repeats < 1:
+        ap.error(f"--repeats must be ≥ 1, got {args.repeats}")
     import torch
 
     torch.set_num_threads(1)
