@@ -115,6 +115,27 @@ def _interrupted(e: BaseException) -> bool:
     return False
 
 
+def _forget_unhandled_interrupt() -> None:
+    """CPython 3.11 sets a process-wide flag whenever exec() or eval() of a *string* ends in KeyboardInterrupt,
+    even if the interrupt is caught afterwards; at exit the flag makes the interpreter kill itself with SIGINT,
+    which overrides our exit status (a parent sees -2, not 130). A Ctrl-C or SIGTERM that lands while a library
+    builds a dataclass or namedtuple (exec'd source, e.g. during a lazy import) sets it. We have caught and
+    reported the interrupt, so clear the flag. (Its home moved in later versions; there this is a no-op.)"""
+    try:
+        import ctypes
+
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
+    except (ImportError, AttributeError, ValueError, OSError):
+        pass
+
+
+def _interrupted_exit(prefix: str) -> NoReturn:
+    from paperkit.core.errors import EXIT_INTERRUPTED
+
+    _forget_unhandled_interrupt()
+    _fail(prefix, "interrupted; finished outputs were kept, unfinished ones discarded", EXIT_INTERRUPTED)
+
+
 def _quiet_stdout() -> None:
     # After the reader of stdout has gone, point stdout at /dev/null so the final flush cannot raise.
     try:
@@ -127,7 +148,7 @@ def _quiet_stdout() -> None:
 def run_cli(command: click.Command, prog_name: str, args: list[str] | None = None,
             auto_envvar_prefix: str = "PAPERKIT") -> NoReturn:
     """Run a click command with paperkit's error policy and exit."""
-    from paperkit.core.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_UNEXPECTED, PaperkitError
+    from paperkit.core.errors import EXIT_BROKEN_PIPE, EXIT_UNEXPECTED, PaperkitError
 
     argv = sys.argv[1:] if args is None else list(args)
     state.settings.update(quiet=False, verbose=0, debug=False, command=None, argv=[prog_name, *argv])
@@ -164,12 +185,12 @@ def run_cli(command: click.Command, prog_name: str, args: list[str] | None = Non
         _quiet_stdout()
         sys.exit(EXIT_BROKEN_PIPE)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        _fail(prefix(), "interrupted; finished outputs were kept, unfinished ones discarded", EXIT_INTERRUPTED)
+        _interrupted_exit(prefix())
     except SystemExit:
         raise
     except Exception as e:  # noqa: BLE001 - the last line of defence
         if _interrupted(e):  # a Ctrl-C that a library re-raised as its own error (e.g. inside torch.save)
-            _fail(prefix(), "interrupted; finished outputs were kept, unfinished ones discarded", EXIT_INTERRUPTED)
+            _interrupted_exit(prefix())
         msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
         fail(prefix(), f"unexpected {type(e).__name__}{': ' + msg if msg else ''} "
               "(this is a bug in paperkit; rerun with --debug for the traceback)", EXIT_UNEXPECTED)

@@ -213,3 +213,28 @@ def test_python_warnings_become_one_prefixed_line(capsys):
     assert rc == 0 and err.strip().splitlines() == ["paperkit probe: warning: RuntimeWarning: overflow encountered in multiply"]
     rc, _, err = _run(_cmd(warn), ["-q"], capsys)
     assert rc == 0 and err == ""
+
+
+INTERRUPTED_INSIDE_EXEC = """
+import click
+from paperkit_cli.main import run_cli
+
+@click.command()
+def cmd():
+    try:   # what a Ctrl-C landing while a dataclass is being built (exec'd source) leaves behind
+        exec("raise KeyboardInterrupt")
+    except KeyboardInterrupt:
+        pass
+    raise KeyboardInterrupt
+
+run_cli(cmd, "demo", [])
+"""
+
+
+def test_interrupt_after_one_inside_exec_still_exits_130_not_by_sigint(tmp_path):
+    """CPython 3.11 remembers a KeyboardInterrupt that ended an exec() of a string and, run as `python -m`,
+    kills itself with SIGINT at exit (a parent sees -2) whatever status it asked for; run_cli clears that."""
+    (tmp_path / "interrupted_demo.py").write_text(INTERRUPTED_INSIDE_EXEC)
+    proc = subprocess.run([sys.executable, "-m", "interrupted_demo"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 130 and "demo: error: interrupted" in proc.stderr, (proc.returncode, proc.stderr)
