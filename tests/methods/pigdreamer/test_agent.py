@@ -11,7 +11,9 @@ from paperkit.methods.pigdreamer.agent import (
     Agent,
     AgentConfig,
     DeployedPolicy,
+    cost_event_bins,
     cost_loss,
+    debiased_cost_logits,
     episode_cost_estimate,
     lambda_return,
 )
@@ -111,6 +113,44 @@ def test_cost_loss_weighs_cost_events():
     logits = torch.randn(4, 255, generator=torch.Generator().manual_seed(0))
     cost = torch.tensor([0.0, 1.0, 0.5, 2.0])
     torch.testing.assert_close(cost_loss(th, logits, cost, 10.0), th.loss(logits, cost) * torch.tensor([1.0, 10.0, 1.0, 10.0]))
+
+
+def test_debiased_cost_head_recovers_the_unweighted_fit():
+    """A free cost head fitted with SafeDreamer's ×10 on 1 cost event in 20 steps decodes ~7× the per-step cost
+    that the unweighted fit would (symexp of the mean symlog target); undoing the weight gives that back."""
+    from paperkit.methods.pigdreamer.nets import TwoHot, symexp
+
+    th = TwoHot()
+    cost = torch.cat([torch.ones(1), torch.zeros(19)])
+    logits = torch.zeros(255, requires_grad=True)
+    opt = torch.optim.Adam([logits], lr=0.5)
+    for _ in range(400):
+        loss = cost_loss(th, logits.expand(20, -1), cost, 10.0).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    want = float(symexp((th.encode(cost).mean(0) * th.points).sum()))          # 0.035
+    with torch.no_grad():
+        raw = float(th.decode(logits))
+        fixed = float(th.decode(debiased_cost_logits(logits, cost_event_bins(th), 10.0)))
+    assert raw > 5 * want and fixed == pytest.approx(want, rel=0.03)
+    bins = cost_event_bins(th)          # every bin a cost ≥ 1 reaches, none a cost ≤ 0.5 does
+    assert bins[th.points >= symlog_of(1.0)].all() and not bins[th.points <= symlog_of(0.5)].any()
+    assert th.encode(torch.tensor([1.0, 3.0]))[:, ~bins].sum() == 0
+    torch.manual_seed(0)
+    agent, feat = _agent("pig"), torch.randn(3, 2 * 32 + 2 * 16)
+    torch.manual_seed(0)
+    safedreamer = _agent("pig", cost_debias=False)          # reads the weighted head as it is
+    with torch.no_grad():
+        for a in (agent, safedreamer):
+            a.cost_head[-1].bias.copy_(torch.linspace(-1, 1, 255))
+        raw = agent.twohot.decode(agent.cost_head(feat))
+        assert torch.all(agent.predicted_cost(feat) < raw)
+        torch.testing.assert_close(safedreamer.predicted_cost(feat), raw)
+
+
+def symlog_of(x: float) -> float:
+    return float(np.sign(x) * np.log1p(abs(x)))
 
 
 def test_twisted_imagination_steps_both_priors_with_one_action_stream(monkeypatch):

@@ -64,6 +64,7 @@ class AgentConfig:
     penalty_init: float = 5e-9
     penalty_growth: float = 1e-5
     cost_weight: float = 10.0      # SafeDreamer's: the cost head's loss on cost events (cost ≥ 1) weighs ×10
+    cost_debias: bool = True        # read the cost head undoing that weight (cost_event_bins); SafeDreamer: no
     cost_estimate: str = "episode"  # what the Lagrangian compares with the per-episode limit (COST_ESTIMATES)
 
 
@@ -139,6 +140,26 @@ def cost_loss(twohot: TwoHot, logits: torch.Tensor, cost: torch.Tensor, weight: 
     return torch.where(cost >= 1.0, weight * nll, nll)
 
 
+def cost_event_bins(twohot: TwoHot) -> torch.Tensor:
+    """Bool mask of the two-hot bins a cost ≥ 1 puts weight on (every bin from the lower neighbour of symlog 1)."""
+    p = twohot.points
+    lo = int(torch.searchsorted(p, symlog(torch.ones(())).reshape(1), right=True)) - 1
+    return p >= p[lo]
+
+
+def debiased_cost_logits(logits: torch.Tensor, event_bins: torch.Tensor, weight: float) -> torch.Tensor:
+    """Undo the ×``weight`` on cost events in the cost head's distribution.
+
+    Minimising NLL with weight w on the samples whose target is a cost event fits q'(b) ∝ w·q(b) on the bins
+    those targets reach and q(b) elsewhere (a prior shift, as importance-weighted likelihood always gives).
+    Subtracting log w from those bins' logits recovers q, exactly when every cost is 0 or ≥ 1 (the bins
+    are then disjoint), as in HazardNav and Safety-Gymnasium. Without it the decoded cost, hence the Lagrangian's
+    estimate, is inflated up to w-fold where events are rare."""
+    if weight == 1.0:
+        return logits
+    return logits - event_bins.to(logits.dtype) * float(torch.log(torch.tensor(weight)))
+
+
 class Agent(nn.Module):
     def __init__(self, cfg: AgentConfig, obs_shape: tuple[int, ...], priv_dim: int, n_actions: int, discrete: bool,
                  episode_length: int = 100):
@@ -167,6 +188,7 @@ class Agent(nn.Module):
         self.twohot = TwoHot()
         self.reward_head = mlp(head_in, 255, h, zero_out=True)
         self.cost_head = mlp(head_in, 255, h, zero_out=True)
+        self.register_buffer("cost_event_bins", cost_event_bins(self.twohot), persistent=False)
         self.cont_head = mlp(head_in, 1, h)
         self.actor = Actor(feat, n_actions, discrete, h)
         self.critics = nn.ModuleDict({k: mlp(head_in, 255, h, zero_out=True) for k in ("reward", "cost")})
@@ -263,7 +285,7 @@ class Agent(nn.Module):
         head = traj["head"]
         with torch.no_grad():
             reward = self.twohot.decode(self.reward_head(head))
-            cost = self.twohot.decode(self.cost_head(head))
+            cost = self.predicted_cost(head)
             disc = cfg.gamma * torch.sigmoid(self.cont_head(head).squeeze(-1))
             weight = torch.cumprod(torch.cat([torch.ones_like(disc[:1]), disc[:-1]]), 0)
         returns, advantages, critic_loss = {}, {}, torch.zeros(())
@@ -285,6 +307,13 @@ class Agent(nn.Module):
         actor_loss = -((traj["logp"] * score + cfg.entropy * traj["entropy"]) * weight[:-1]).mean()
         return {"actor_loss": actor_loss, "critic_loss": critic_loss, "lagrangian": lag,
                 "imag_reward": float(returns["reward"][0].mean()), "entropy": float(traj["entropy"].detach().mean())}
+
+    def predicted_cost(self, head_feat: torch.Tensor) -> torch.Tensor:
+        """Per-step cost the cost head predicts (its training weight undone unless ``cost_debias`` is off)."""
+        logits = self.cost_head(head_feat)
+        if self.cfg.cost_debias:
+            logits = debiased_cost_logits(logits, self.cost_event_bins, self.cfg.cost_weight)
+        return self.twohot.decode(logits)
 
     def update(self, batch: dict, gen: torch.Generator) -> dict:
         """One gradient step of the world model, then of actor and critics; EMA targets; a log row."""

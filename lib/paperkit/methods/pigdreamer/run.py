@@ -49,6 +49,7 @@ class PigdreamerTrainSettings:
     entropy: float = 3e-4
     cost_estimate: str = "episode"
     cost_weight: float = 10.0
+    cost_debias: bool = True
     device: str = "auto"
 
     def train_config(self) -> Any:
@@ -58,7 +59,8 @@ class PigdreamerTrainSettings:
         agent = AgentConfig(variant=variant, horizon=self.horizon, imag_starts=self.imag_starts,
                             cost_limit=self.cost_limit, lagrange_init=self.lagrange_init,
                             penalty_init=self.penalty_init, penalty_growth=self.penalty_growth, entropy=self.entropy,
-                            cost_estimate=self.cost_estimate, cost_weight=self.cost_weight)
+                            cost_estimate=self.cost_estimate, cost_weight=self.cost_weight,
+                            cost_debias=self.cost_debias)
         return TrainConfig(env=self.env, obs=self.obs, moving=self.moving_hazard, steps=self.steps, envs=self.envs,
                            batch_size=self.batch_size, seq_len=self.seq_len, train_ratio=self.train_ratio,
                            prefill=self.prefill, eval_every=self.eval_every, eval_episodes=self.eval_episodes,

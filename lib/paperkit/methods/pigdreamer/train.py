@@ -117,7 +117,7 @@ def cost_auroc(agent: Agent, replay: Replay, seed: int = 0) -> float:
 
     data = {k: v[:, : replay.filled] for k, v in replay.data.items()}
     _, _, _, feat = agent.world_model_loss(data, torch.Generator().manual_seed(seed))
-    predicted = agent.twohot.decode(agent.cost_head(feat))
+    predicted = agent.predicted_cost(feat)
     keep = ~data["is_first"]
     return float(roc_auc_score((data["cost"][keep] > 0).numpy(), predicted[keep].numpy()))
 
