@@ -15,6 +15,7 @@ from paperkit.methods.pigdreamer.agent import (
     cost_loss,
     debiased_cost_logits,
     episode_cost_estimate,
+    expected_cost,
     lambda_return,
 )
 from paperkit.methods.pigdreamer.envs import HazardNavCore
@@ -77,7 +78,7 @@ def test_the_lagrangian_sees_the_configured_cost_estimate(mode, want):
     """With the cost head fixed to predict 0.5 per step (and the cost critic at 0), the Lagrangian is fed
     0.5 · T = 50 per episode ("episode"), or the mean imagined λ-return, Σ_{k<H−t} (0.95 γ-ish) weights of 0.5
     ("return", checked against lambda_return on the same discounts)."""
-    agent = _agent("pig", cost_estimate=mode)
+    agent = _agent("pig", cost_estimate=mode, cost_debias=False)      # the head decoded as DreamerV3 does
     target = agent.twohot.encode(torch.tensor(0.5))
 
     class Fixed(torch.nn.Module):
@@ -116,8 +117,10 @@ def test_cost_loss_weighs_cost_events():
 
 
 def test_debiased_cost_head_recovers_the_unweighted_fit():
-    """A free cost head fitted with SafeDreamer's ×10 on 1 cost event in 20 steps decodes ~7× the per-step cost
-    that the unweighted fit would (symexp of the mean symlog target); undoing the weight gives that back."""
+    """A free cost head fitted with SafeDreamer's ×10 on 1 cost event in 20 steps decodes ~7.7× the per-step
+    cost that the unweighted fit would (symexp of the mean symlog target); undoing the weight gives it back;
+    an unfitted head (uniform over the bins) stays near its decoded 0. The agent reads the debiased head as the
+    expected cost, which for 0/1 costs is the event rate (1/20), not symexp(0.69 · rate)."""
     from paperkit.methods.pigdreamer.nets import TwoHot, symexp
 
     th = TwoHot()
@@ -133,20 +136,20 @@ def test_debiased_cost_head_recovers_the_unweighted_fit():
     with torch.no_grad():
         raw = float(th.decode(logits))
         fixed = float(th.decode(debiased_cost_logits(logits, cost_event_bins(th), 10.0)))
-    assert raw > 5 * want and fixed == pytest.approx(want, rel=0.03)
-    bins = cost_event_bins(th)          # every bin a cost ≥ 1 reaches, none a cost ≤ 0.5 does
-    assert bins[th.points >= symlog_of(1.0)].all() and not bins[th.points <= symlog_of(0.5)].any()
-    assert th.encode(torch.tensor([1.0, 3.0]))[:, ~bins].sum() == 0
-    torch.manual_seed(0)
-    agent, feat = _agent("pig"), torch.randn(3, 2 * 32 + 2 * 16)
-    torch.manual_seed(0)
-    safedreamer = _agent("pig", cost_debias=False)          # reads the weighted head as it is
+        unfitted = float(th.decode(debiased_cost_logits(torch.zeros(255), cost_event_bins(th), 10.0)))
+    assert raw > 5 * want and fixed == pytest.approx(want, rel=0.03) and abs(unfitted) < 0.1
+    bins = cost_event_bins(th)          # every bin a cost in [1, 10] reaches, none a cost ≤ 0.5 or ≥ 12 does
+    assert not bins[(th.points <= symlog_of(0.5)) | (th.points >= symlog_of(12.0))].any()
+    assert th.encode(torch.tensor([1.0, 3.0, 10.0]))[:, ~bins].sum() == 0
+    agent, safedreamer = _agent("pig"), _agent("pig", cost_debias=False)     # the latter reads the head as it is
+    feat = torch.randn(3, 2 * 32 + 2 * 16)
     with torch.no_grad():
-        for a in (agent, safedreamer):
-            a.cost_head[-1].bias.copy_(torch.linspace(-1, 1, 255))
-        raw = agent.twohot.decode(agent.cost_head(feat))
-        assert torch.all(agent.predicted_cost(feat) < raw)
-        torch.testing.assert_close(safedreamer.predicted_cost(feat), raw)
+        for a in (agent, safedreamer):            # the heads' last layers start at zero: output = bias
+            a.cost_head[-1].bias.copy_(logits)
+        rate = float(expected_cost(th, debiased_cost_logits(logits, cost_event_bins(th), 10.0)))
+        assert rate == pytest.approx(1 / 20, rel=0.02) and float(expected_cost(th, torch.zeros(255))) < 0.5
+        torch.testing.assert_close(agent.predicted_cost(feat), torch.full((3,), rate))
+        torch.testing.assert_close(safedreamer.predicted_cost(feat), torch.full((3,), raw))
 
 
 def symlog_of(x: float) -> float:

@@ -64,7 +64,7 @@ class AgentConfig:
     penalty_init: float = 5e-9
     penalty_growth: float = 1e-5
     cost_weight: float = 10.0      # SafeDreamer's: the cost head's loss on cost events (cost ≥ 1) weighs ×10
-    cost_debias: bool = True        # read the cost head undoing that weight (cost_event_bins); SafeDreamer: no
+    cost_debias: bool = True        # read the cost head undoing that weight (debiased_cost_logits); SafeDreamer: no
     cost_estimate: str = "episode"  # what the Lagrangian compares with the per-episode limit (COST_ESTIMATES)
 
 
@@ -140,24 +140,42 @@ def cost_loss(twohot: TwoHot, logits: torch.Tensor, cost: torch.Tensor, weight: 
     return torch.where(cost >= 1.0, weight * nll, nll)
 
 
-def cost_event_bins(twohot: TwoHot) -> torch.Tensor:
-    """Bool mask of the two-hot bins a cost ≥ 1 puts weight on (every bin from the lower neighbour of symlog 1)."""
+EVENT_COST_MAX = 10.0    # per-step costs of HazardNav / PointGoal / Safety-Gymnasium stay far below this
+
+
+def cost_event_bins(twohot: TwoHot, max_cost: float = EVENT_COST_MAX) -> torch.Tensor:
+    """Bool mask of the two-hot bins a cost in [1, ``max_cost``] puts weight on (the neighbours included)."""
     p = twohot.points
-    lo = int(torch.searchsorted(p, symlog(torch.ones(())).reshape(1), right=True)) - 1
-    return p >= p[lo]
+    lo = int(torch.searchsorted(p, symlog(torch.ones(1)), right=True)) - 1
+    hi = int(torch.searchsorted(p, symlog(torch.full((1,), float(max_cost))), right=True))
+    return (p >= p[lo]) & (p <= p[min(hi, p.numel() - 1)])
 
 
 def debiased_cost_logits(logits: torch.Tensor, event_bins: torch.Tensor, weight: float) -> torch.Tensor:
     """Undo the ×``weight`` on cost events in the cost head's distribution.
 
     Minimising NLL with weight w on the samples whose target is a cost event fits q'(b) ∝ w·q(b) on the bins
-    those targets reach and q(b) elsewhere (a prior shift, as importance-weighted likelihood always gives).
-    Subtracting log w from those bins' logits recovers q, exactly when every cost is 0 or ≥ 1 (the bins
-    are then disjoint), as in HazardNav and Safety-Gymnasium. Without it the decoded cost, hence the Lagrangian's
-    estimate, is inflated up to w-fold where events are rare."""
+    those targets reach and q(b) elsewhere (a prior shift, as importance-weighted likelihood always gives), so
+    subtracting log w from those bins' logits recovers q; exact when every cost is 0 or in [1, max], as in
+    HazardNav and Safety-Gymnasium. Without it the decoded cost, hence the Lagrangian's estimate, is inflated
+    up to w-fold where events are rare. Only the bins such costs reach are shifted: an unfitted head spreads
+    mass over all 255 bins, and shifting every bin above symlog 1 would leave the mass on the negative bins
+    unbalanced (decoding to −10⁵ at initialisation)."""
     if weight == 1.0:
         return logits
     return logits - event_bins.to(logits.dtype) * float(torch.log(torch.tensor(weight)))
+
+
+def expected_cost(twohot: TwoHot, logits: torch.Tensor, max_cost: float = EVENT_COST_MAX) -> torch.Tensor:
+    """E[c] under the head's distribution, over the bins of |c| ≤ ``max_cost`` (renormalised).
+
+    DreamerV3 decodes symexp(E[symlog c]), which for a cost event of probability p is symexp(0.69 p) ≈ 0.69 p:
+    a Lagrangian fed that would allow ~1.45× the cost limit. The mean of symexp over the bins is p for 0/1
+    costs; it leaves out the far bins, where an unfitted head's residual mass would dominate (symexp(20) ≈ 5e8)."""
+    points = twohot.points
+    near = points.abs() <= float(symlog(torch.tensor(max_cost)))
+    q = logits.softmax(-1)[..., near]
+    return (q * symexp(points[near])).sum(-1) / q.sum(-1)
 
 
 class Agent(nn.Module):
@@ -309,11 +327,12 @@ class Agent(nn.Module):
                 "imag_reward": float(returns["reward"][0].mean()), "entropy": float(traj["entropy"].detach().mean())}
 
     def predicted_cost(self, head_feat: torch.Tensor) -> torch.Tensor:
-        """Per-step cost the cost head predicts (its training weight undone unless ``cost_debias`` is off)."""
+        """Per-step cost the cost head predicts: with ``cost_debias``, the expected cost (training weight undone,
+        :func:`expected_cost`); without, DreamerV3's two-hot decode of the weighted head, as SafeDreamer."""
         logits = self.cost_head(head_feat)
-        if self.cfg.cost_debias:
-            logits = debiased_cost_logits(logits, self.cost_event_bins, self.cfg.cost_weight)
-        return self.twohot.decode(logits)
+        if not self.cfg.cost_debias:
+            return self.twohot.decode(logits)
+        return expected_cost(self.twohot, debiased_cost_logits(logits, self.cost_event_bins, self.cfg.cost_weight))
 
     def update(self, batch: dict, gen: torch.Generator) -> dict:
         """One gradient step of the world model, then of actor and critics; EMA targets; a log row."""
