@@ -167,15 +167,16 @@ def debiased_cost_logits(logits: torch.Tensor, event_bins: torch.Tensor, weight:
 
 
 def expected_cost(twohot: TwoHot, logits: torch.Tensor, max_cost: float = EVENT_COST_MAX) -> torch.Tensor:
-    """E[c] under the head's distribution, over the bins of |c| ≤ ``max_cost`` (renormalised).
+    """E[c] under the head's distribution, counting the bins of 0 ≤ c ≤ ``max_cost`` (others count as 0).
 
     DreamerV3 decodes symexp(E[symlog c]), which for a cost event of probability p is symexp(0.69 p) ≈ 0.69 p:
-    a Lagrangian fed that would allow ~1.45× the cost limit. The mean of symexp over the bins is p for 0/1
-    costs; it leaves out the far bins, where an unfitted head's residual mass would dominate (symexp(20) ≈ 5e8)."""
+    a Lagrangian fed that would allow ~1.45× the cost limit; the mean of symexp over the bins is p for 0/1
+    costs. Costs are never negative, and an unfitted head's residual mass on the negative bins would cancel
+    real events once the event bins are debiased (an imagined cost of −2 a step early in training), so those
+    bins count as 0; the far bins are left out because symexp(20) ≈ 5e8."""
     points = twohot.points
-    near = points.abs() <= float(symlog(torch.tensor(max_cost)))
-    q = logits.softmax(-1)[..., near]
-    return (q * symexp(points[near])).sum(-1) / q.sum(-1)
+    keep = (points >= 0) & (points <= float(symlog(torch.tensor(max_cost))))
+    return (logits.softmax(-1)[..., keep] * symexp(points[keep])).sum(-1)
 
 
 class Agent(nn.Module):
