@@ -105,10 +105,18 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.arange(int(lengths.sum())) - offsets + np.repeat(starts, lengths)
 
 
+def default_chunk(device: Any) -> int:
+    """Perturbed graphs per forward pass: on the CPU a few hundred keep a pass's activations in cache (400 motif
+    graphs × 3 budgets × 8 samples: 256 per pass 1.9 s, 4,096 per pass 3.0 s, one thread); accelerators want
+    large batches."""
+    return 256 if torch.device(device).type == "cpu" else 4096
+
+
 @torch.no_grad()
-def perturbed_probs(model: Any, gs: GraphSet, entries: list[tuple[int, np.ndarray]], *, chunk: int = 2048,
+def perturbed_probs(model: Any, gs: GraphSet, entries: list[tuple[int, np.ndarray]], *, chunk: int | None = None,
                     device: Any = "cpu") -> np.ndarray:
     """Class probabilities of each (graph, kept edges) entry, ``chunk`` entries per forward pass."""
+    chunk = chunk or default_chunk(device)
     model.eval()
     eptr, sizes, n_edges = gs.edge_ptr(), np.diff(gs.graph_ptr), np.diff(gs.edge_ptr())
     out = []
@@ -152,7 +160,7 @@ def faith_scores(probs: np.ndarray, pert: Perturbations) -> dict[str, np.ndarray
 
 def evaluate_faith(model: Any, gs: GraphSet, idx: np.ndarray, mask: np.ndarray, *, ratio: float,
                    budgets: list[float], n_samples: int, seed: int, random_explanation: bool = False,
-                   chunk: int = 2048, device: Any = "cpu") -> dict[str, np.ndarray]:
+                   chunk: int | None = None, device: Any = "cpu") -> dict[str, np.ndarray]:
     pert = perturbations(gs, idx, mask, ratio=ratio, budgets=budgets, n_samples=n_samples, seed=seed,
                          random_explanation=random_explanation)
     probs = perturbed_probs(model, gs, pert.entries, chunk=chunk, device=device) if pert.entries else np.zeros((0, 1))
