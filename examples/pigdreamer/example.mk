@@ -3,6 +3,8 @@
 # tabular bound plot. PIG_STEPS lowers the budget for a quicker pass (the README says what was run).
 EXAMPLES += pigdreamer
 PIG_STEPS ?= 20000
+# extra pigdreamer-train options, e.g. PIG_ARGS=--cost-debias (use a clean out/: runs are resumed by name)
+PIG_ARGS ?=
 PIG_CONFIG := pigdreamer/configs/hazardnav-moving.yaml
 PIG_RUNS := $(foreach v,pig no-rep unprivileged,$(foreach s,0 1 2,$(v)_s$(s))) informed_s0 nli_s0 ppo-lag_s0
 
@@ -12,7 +14,7 @@ pigdreamer: pigdreamer/out/table.csv pigdreamer/out/bound.json
 pigdreamer/out/runs/%/summary.json: $(PIG_CONFIG)
 	mkdir -p pigdreamer/out/runs
 	$(PAPERKIT) pigdreamer-train --config $< --variant $(firstword $(subst _s, ,$*)) \
-	  --seed $(lastword $(subst _s, ,$*)) --steps $(PIG_STEPS) --run-dir $(@D) --resume -q > /dev/null
+	  --seed $(lastword $(subst _s, ,$*)) --steps $(PIG_STEPS) $(PIG_ARGS) --run-dir $(@D) --resume -q > /dev/null
 
 pigdreamer/out/table.csv: $(foreach r,$(PIG_RUNS),pigdreamer/out/runs/$(r)/summary.json)
 	$(PAPERKIT) pigdreamer-compare $(foreach r,$(PIG_RUNS),pigdreamer/out/runs/$(r)) -o $@ \

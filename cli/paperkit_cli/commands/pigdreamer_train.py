@@ -61,10 +61,10 @@ _POS = click.IntRange(min=1, max=10**9)
                    "λ-return, SafeDreamer's Lagrangian; on the limit's scale only once the cost critic has converged).")
 @click.option("--cost-weight", type=options.FiniteFloat(0.0, 1e4, min_open=True), default=10.0, show_default=True,
               help="Weight of the cost head's loss on steps with a cost event (SafeDreamer: 10).")
-@click.option("--cost-debias/--no-cost-debias", default=True, show_default=True,
+@click.option("--cost-debias/--no-cost-debias", default=False, show_default=True,
               help="Read the cost head as the expected per-step cost, --cost-weight undone (a prior-shift correction "
-                   "of its logits); --no-cost-debias decodes the weighted head as SafeDreamer does, which inflates "
-                   "rare costs up to --cost-weight-fold.")
+                   "of its logits). The default decodes the weighted head as SafeDreamer does, which inflates rare "
+                   "costs up to --cost-weight-fold and so keeps the agent more cautious (examples/pigdreamer).")
 @options.device_option
 @options.run_dir_options
 def cli(run_dir, resume, force, **_):

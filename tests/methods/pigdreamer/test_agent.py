@@ -141,7 +141,7 @@ def test_debiased_cost_head_recovers_the_unweighted_fit():
     bins = cost_event_bins(th)          # every bin a cost in [1, 10] reaches, none a cost ≤ 0.5 or ≥ 12 does
     assert not bins[(th.points <= symlog_of(0.5)) | (th.points >= symlog_of(12.0))].any()
     assert th.encode(torch.tensor([1.0, 3.0, 10.0]))[:, ~bins].sum() == 0
-    agent, safedreamer = _agent("pig"), _agent("pig", cost_debias=False)     # the latter reads the head as it is
+    agent, safedreamer = _agent("pig", cost_debias=True), _agent("pig")      # the default reads the head as it is
     feat = torch.randn(3, 2 * 32 + 2 * 16)
     with torch.no_grad():
         for a in (agent, safedreamer):            # the heads' last layers start at zero: output = bias

@@ -64,7 +64,7 @@ class AgentConfig:
     penalty_init: float = 5e-9
     penalty_growth: float = 1e-5
     cost_weight: float = 10.0      # SafeDreamer's: the cost head's loss on cost events (cost ≥ 1) weighs ×10
-    cost_debias: bool = True        # read the cost head undoing that weight (debiased_cost_logits); SafeDreamer: no
+    cost_debias: bool = False       # read the cost head with that weight undone (debiased_cost_logits); SafeDreamer: no
     cost_estimate: str = "episode"  # what the Lagrangian compares with the per-episode limit (COST_ESTIMATES)
 
 

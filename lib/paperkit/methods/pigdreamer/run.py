@@ -49,7 +49,7 @@ class PigdreamerTrainSettings:
     entropy: float = 3e-4
     cost_estimate: str = "episode"
     cost_weight: float = 10.0
-    cost_debias: bool = True
+    cost_debias: bool = False
     device: str = "auto"
 
     def train_config(self) -> Any:
