@@ -121,7 +121,7 @@ def test_debiased_cost_head_recovers_the_unweighted_fit():
     cost that the unweighted fit would (symexp of the mean symlog target); undoing the weight gives it back;
     an unfitted head (uniform over the bins) stays near 0. The agent reads the debiased head as the
     expected cost, which for 0/1 costs is the event rate (1/20), not symexp(0.69 · rate)."""
-    from paperkit.methods.pigdreamer.nets import TwoHot, symexp
+    from paperkit.methods.pigdreamer.nets import TwoHot, symexp, symlog
 
     th = TwoHot()
     cost = torch.cat([torch.ones(1), torch.zeros(19)])
@@ -139,21 +139,18 @@ def test_debiased_cost_head_recovers_the_unweighted_fit():
         unfitted = float(th.decode(debiased_cost_logits(torch.zeros(255), cost_event_bins(th), 10.0)))
     assert raw > 5 * want and fixed == pytest.approx(want, rel=0.03) and abs(unfitted) < 0.1
     bins = cost_event_bins(th)          # every bin a cost in [1, 10] reaches, none a cost ≤ 0.5 or ≥ 12 does
-    assert not bins[(th.points <= symlog_of(0.5)) | (th.points >= symlog_of(12.0))].any()
+    assert not bins[(th.points <= symlog(torch.tensor(0.5))) | (th.points >= symlog(torch.tensor(12.0)))].any()
     assert th.encode(torch.tensor([1.0, 3.0, 10.0]))[:, ~bins].sum() == 0
     agent, safedreamer = _agent("pig", cost_debias=True), _agent("pig")      # the default reads the head as it is
     feat = torch.randn(3, 2 * 32 + 2 * 16)
     with torch.no_grad():
         for a in (agent, safedreamer):            # the heads' last layers start at zero: output = bias
             a.cost_head[-1].bias.copy_(logits)
-        rate = float(expected_cost(th, debiased_cost_logits(logits, cost_event_bins(th), 10.0)))
-        assert rate == pytest.approx(1 / 20, rel=0.02) and 0 < float(expected_cost(th, debiased_cost_logits(torch.zeros(255), cost_event_bins(th), 10.0))) < 0.05
+        rate = float(expected_cost(th, debiased_cost_logits(logits, bins, 10.0)))
+        assert rate == pytest.approx(1 / 20, rel=0.02)
+        assert 0 < float(expected_cost(th, debiased_cost_logits(torch.zeros(255), bins, 10.0))) < 0.05
         torch.testing.assert_close(agent.predicted_cost(feat), torch.full((3,), rate))
         torch.testing.assert_close(safedreamer.predicted_cost(feat), torch.full((3,), raw))
-
-
-def symlog_of(x: float) -> float:
-    return float(np.sign(x) * np.log1p(abs(x)))
 
 
 def test_twisted_imagination_steps_both_priors_with_one_action_stream(monkeypatch):
