@@ -360,7 +360,7 @@ device_option = click.option("--device", type=click.Choice(["auto", "cpu", "cuda
                              show_default=True, help="Where torch computes; auto picks CUDA when available.")
 
 jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
-                           help="Worker threads/processes (numba, torch, pools); 0 means one per CPU core. "
+                           help="Worker threads/processes (numba, torch, pools); 0 means one per CPU core (under make -jN, the cores divided by N). "
                                 "Results do not depend on it.")
 
 

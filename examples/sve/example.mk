@@ -4,8 +4,8 @@ EXAMPLES += sve
 SVE_SEEDS := 0 1 2
 SVE_SCALE ?= reduced
 SVE_PY ?= python
-# Torch threads per run (0 = one per core). With make -j N, use SVE_JOBS=1: N runs at one thread per core each
-# oversubscribe the CPU and train ~4x slower (see sve/README.md, "Laptop scale").
+# Torch threads per run (0 = one per core; under make -jN the cores divided by N, since N runs at one
+# thread per core each would oversubscribe the CPU and train ~4x slower: see sve/README.md, "Laptop scale").
 SVE_JOBS ?= 0
 
 sve: sve/out/table.md

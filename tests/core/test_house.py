@@ -52,13 +52,46 @@ def test_lists_parse_and_bad_items_are_usage_errors_naming_the_item(capsys):
         assert code == 2 and item in err and err.count("\n") == 1, (args, err)
 
 
+@pytest.mark.parametrize("makeflags, share", [
+    ("", 1), (" -j2 --jobserver-auth=3,4", 2), ("k -j3 --jobserver-auth=fifo:/tmp/GMfifo1", 3), (" -j", 0),
+    ("--jobs=4", 4), ("--jobs", 0), ("--jobserver-auth=3,4", 1), (" --jobserver-fds=3,4 -j", 0), ("kw", 1), (" -k --no-print-directory", 1),
+])
+def test_make_jobs_reads_the_parallel_make_from_makeflags(makeflags, share):
+    # The forms GNU make 4.x exports to its recipes for make, make -j2, make -k -j3, make -j (unlimited).
+    assert resources.make_jobs(makeflags) == share
+
+
+@pytest.mark.parametrize("cores, makeflags, expected", [
+    (8, "", 8), (8, " -j2 --jobserver-auth=3,4", 4), (2, " -j2 --jobserver-auth=3,4", 1),
+    (2, " -j8 --jobserver-auth=3,4", 1), (8, " -j3 --jobserver-auth=3,4", 2), (8, " -j", 1),
+])
+def test_jobs_zero_is_this_jobs_share_of_the_cores_under_a_parallel_make(monkeypatch, cores, makeflags, expected):
+    monkeypatch.setattr(resources, "cpu_count", lambda: cores)
+    monkeypatch.setenv("MAKEFLAGS", makeflags)
+    assert resources.resolve_jobs(0) == resources.resolve_jobs(None) == expected
+    assert resources.resolve_jobs(3) == 3      # an explicit -j N is taken as given, make or not
+
+
+def test_a_command_under_make_j2_takes_half_the_cores(monkeypatch, capsys):
+    import torch
+
+    monkeypatch.setattr(resources, "cpu_count", lambda: 4)
+    monkeypatch.setenv("MAKEFLAGS", " -j2 --jobserver-auth=3,4")
+    before = torch.get_num_threads()
+    try:
+        code, _, _ = run([], capsys)
+        assert code == 0 and resources.jobs() == 2 and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_jobs_default_is_every_core_and_sets_the_engines(capsys):
     import numba
     import torch
 
     code, out, _ = run([], capsys)
     assert code == 0 and out.split()[-4] == "0"
-    assert resources.jobs() == resources.cpu_count()
+    assert resources.jobs() == resources.resolve_jobs(0)
     before = torch.get_num_threads()
     try:
         resources.set_threads(1)

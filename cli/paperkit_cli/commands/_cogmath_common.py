@@ -63,7 +63,7 @@ def backend_options(f: Callable | None = None, *, required: bool = True) -> Call
                      help="YAML overriding the shipped prompt templates and extraction settings."),
         click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
                      help="Requests in flight at once (openai, shell) and torch threads (hf); 0 means one per "
-                          "CPU core. Results do not depend on it."),
+                          "CPU core (under make -jN, the cores divided by N). Results do not depend on it."),
         options.seed_option, options.device_option,
     ]
     for d in reversed(decorators):

@@ -72,9 +72,9 @@ def cli(server, partition_id, tls_ca, insecure, auth_key, data, model_dir, max_w
     deploy.wait_reachable(host, port, max_wait)
     if not insecure:
         deploy.check_tls(host, port, tls_ca)
-    import os
+    from paperkit.core.resources import resolve_jobs
 
-    node_config = {"partition-id": partition_id, "threads": jobs if jobs > 0 else (os.cpu_count() or 1)}
+    node_config = {"partition-id": partition_id, "threads": resolve_jobs(jobs)}
     if data:
         node_config["data"] = str(Path(data).resolve())
     if model_dir:

@@ -80,16 +80,16 @@ def _list(claims: list, mode: str) -> None:
 
 def _run(chosen: list, claims: list, selection: tuple[str, ...], mode: str, run_dir: Path, resume: bool,
          force: bool, jobs: int, strict: bool) -> None:
-    import os
     import time
 
     from paperkit.core import io
+    from paperkit.core.resources import resolve_jobs
     from paperkit.reproduce import criteria, runner
     from paperkit_cli import runtime
 
     run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("strict", "list_only"),
                             extra={"claims": [c.id for c in chosen]})
-    jobs = jobs or (os.cpu_count() or 1)
+    jobs = resolve_jobs(jobs)
     t0 = time.perf_counter()
 
     def done(r: dict) -> None:

@@ -1,6 +1,7 @@
 """Threads and memory: one ``--jobs`` meaning for every engine, and refusing work that cannot fit.
 
-* :func:`set_threads` is called once per invocation with ``--jobs`` (0 = one per core). It sets the
+* :func:`set_threads` is called once per invocation with ``--jobs`` (0 = one per core, or this job's share
+  of the cores when it runs under a parallel ``make -jN``: see :func:`resolve_jobs`). It sets the
   thread count of numba and torch (now if they are imported, through their environment variables if
   not yet) and remembers it for process pools (:func:`jobs`). Results never depend on it.
 * :func:`check_memory` refuses, before anything is allocated, a request whose estimated size exceeds
@@ -29,11 +30,29 @@ def cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def make_jobs(makeflags: str | None = None) -> int:
+    """How many jobs the ``make`` this process runs under may run at once: N for ``make -jN``, 0 for an
+    unlimited ``make -j`` (and for make 3.81, which exports a bare -j), 1 outside a parallel make. Read from ``MAKEFLAGS``, which make exports to its
+    recipes (" -j2 --jobserver-auth=3,4"; single-letter flags come first without a dash)."""
+    flags = os.environ.get("MAKEFLAGS", "") if makeflags is None else makeflags
+    for word in flags.split():
+        if word.startswith("-j"):
+            return int(word[2:]) if word[2:].isdigit() else 0
+        if word == "--jobs" or word.startswith("--jobs="):     # not --jobserver-auth
+            value = word.partition("=")[2]
+            return int(value) if value.isdigit() else 0
+    return 1
+
+
 def resolve_jobs(jobs: int | None) -> int:
-    """``--jobs`` as a worker count: 0 (or None) means one per core."""
-    if jobs is None or int(jobs) <= 0:
-        return cpu_count()
-    return int(jobs)
+    """``--jobs`` as a worker count: N as given; 0 (or None) means one per core, divided among the jobs of
+    a parallel ``make -jN`` this runs under (one for an unlimited ``make -j``). Without that division,
+    ``make -j2`` over two torch runs puts two threads on every core, and torch's spinning OpenMP threads
+    then run each job ~4x slower instead of 2x (measured with sve-encode on 2 cores)."""
+    if jobs is not None and int(jobs) > 0:
+        return int(jobs)
+    share = make_jobs()
+    return max(1, cpu_count() // share) if share > 0 else 1
 
 
 def set_threads(jobs: int | None) -> int:
@@ -59,8 +78,8 @@ def set_threads(jobs: int | None) -> int:
 
 
 def jobs() -> int:
-    """The worker count set for this invocation (one per core when none was set)."""
-    return _jobs if _jobs is not None else cpu_count()
+    """The worker count set for this invocation (``resolve_jobs(0)`` when none was set)."""
+    return _jobs if _jobs is not None else resolve_jobs(0)
 
 
 def total_memory_bytes() -> int:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from paperkit.core.errors import ConfigError, InputError, UsageError
-from paperkit.core.resources import check_memory
+from paperkit.core.resources import check_memory, resolve_jobs
 from paperkit.methods.hygma.envs import PRESETS
 from paperkit.methods.hygma.grouping import assignment_ari, specialisation
 from paperkit.methods.hygma.train import ALGOS, GROUPINGS, TrainConfig
@@ -173,13 +173,11 @@ def execute_hygma_train(inputs: HygmaTrainInputs, run: Any, progress: Callable[.
     """One cached stage per (algorithm, seed), trained in ``jobs`` processes (0: one per core); the result
     gathers curves, groups, attention and summaries. ``on_job(name, curves)`` sees each job's evaluations.
     Results do not depend on ``jobs``."""
-    import os
-
     if progress is None:
         from paperkit.core.progress import progress
     s = inputs.settings
     pending = [(a, seed) for a, seed in inputs.jobs if not run.has_checkpoint(f"{job_name(a, seed)}.pt")]
-    workers = min(jobs or os.cpu_count() or 1, len(pending))
+    workers = min(resolve_jobs(jobs), len(pending))
     curves, groups, rows, models, attention = [], [], [], {}, []
     with progress(total=len(inputs.jobs), desc="hygma-train", unit="run") as bar:
         if workers > 1:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from paperkit.core.errors import UsageError
+from paperkit.core.resources import resolve_jobs
 from paperkit.methods.sr_apo.baselines import SCIPY_METHODS, fit_scipy
 from paperkit.methods.sr_apo.data import Prepared, check_data, prepare, start_point, start_points
 from paperkit.methods.sr_apo.front import SUMMARY_COLUMNS, format_parameters
@@ -117,14 +117,13 @@ def fit_expressions(tokens: np.ndarray, data: Prepared, engine: str, method: str
 def _set_threads(jobs: int) -> None:
     import numba
 
-    want = numba.config.NUMBA_NUM_THREADS if jobs <= 0 else min(jobs, numba.config.NUMBA_NUM_THREADS)
+    want = min(resolve_jobs(jobs), numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(max(1, want))
 
 
 def _fit_scipy_parallel(tokens: np.ndarray, data: Prepared, x0: np.ndarray, method: str, kmax: int,
                         jobs: int) -> dict[str, np.ndarray]:
-    if jobs <= 0:
-        jobs = os.cpu_count() or 1
+    jobs = resolve_jobs(jobs)
     m = tokens.shape[0]
     if jobs == 1 or m < 64:
         return fit_scipy(tokens, data.Xt, data.y, x0, method, kmax)
