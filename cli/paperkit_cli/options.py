@@ -360,8 +360,8 @@ device_option = click.option("--device", type=click.Choice(["auto", "cpu", "cuda
                              show_default=True, help="Where torch computes; auto picks CUDA when available.")
 
 jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
-                           help="Worker threads/processes (numba, torch, pools); 0 means one per CPU core (under make -jN, the cores divided by N). "
-                                "Results do not depend on it.")
+                           help="Worker threads/processes (numba, torch, pools); 0 means one per CPU core "
+                                "(under make -jN, the cores divided by N). Results do not depend on it.")
 
 
 def seeds_option(default: str = "0,1,2", help: str = "Seeds to repeat the run over (a list: 0,1,2).") -> Callable:

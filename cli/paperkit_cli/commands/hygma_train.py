@@ -68,7 +68,8 @@ _POS = click.IntRange(min=1)
 @options.device_option
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
               help="Runs (algorithm × seed) trained at once, in processes of one torch thread each (the agent "
-                   "nets are small); 0 means one per CPU core (under make -jN, the cores divided by N). Results do not depend on it.")
+                   "nets are small); 0 means one per CPU core (under make -jN, the cores divided by N). "
+                   "Results do not depend on it.")
 @options.run_dir_options
 def cli(run_dir, resume, force, jobs, **_):
     """Train HYGMA-QMIX / HYGMA-AC and the QMIX, VDN, IQL baselines on cooperative grid tasks.

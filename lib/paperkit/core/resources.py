@@ -32,8 +32,9 @@ def cpu_count() -> int:
 
 def make_jobs(makeflags: str | None = None) -> int:
     """How many jobs the ``make`` this process runs under may run at once: N for ``make -jN``, 0 for an
-    unlimited ``make -j`` (and for make 3.81, which exports a bare -j), 1 outside a parallel make. Read from ``MAKEFLAGS``, which make exports to its
-    recipes (" -j2 --jobserver-auth=3,4"; single-letter flags come first without a dash)."""
+    unlimited ``make -j`` (and for make 3.81, which exports a bare -j), 1 outside a parallel make. Read
+    from ``MAKEFLAGS``, which make exports to its recipes (" -j2 --jobserver-auth=3,4"; single-letter
+    flags come first, without a dash)."""
     flags = os.environ.get("MAKEFLAGS", "") if makeflags is None else makeflags
     for word in flags.split():
         if word.startswith("-j"):
