@@ -17,7 +17,6 @@ of the sparse time. Run it with TRITON_INTERPRET unset or 0. Medians over repeti
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -29,6 +28,7 @@ sys.path[:0] = [str(ROOT / "lib"), str(ROOT / "cli")]
 
 import torch  # noqa: E402
 
+from paperkit.core.resources import resolve_jobs  # noqa: E402
 from paperkit.methods.mm_prefill import index as sparse_index  # noqa: E402
 from paperkit.methods.mm_prefill.attention import rel_l2, sdpa_causal, sparse_prefill, sparse_prefill_torch  # noqa: E402
 from paperkit.methods.mm_prefill.search import build_head  # noqa: E402
@@ -58,7 +58,7 @@ def vs_index(q, k, density, block=64):
 
 
 def cpu(args):
-    torch.set_num_threads(args.jobs or os.cpu_count() or 1)
+    torch.set_num_threads(resolve_jobs(args.jobs))
     dev = torch.device("cpu")
     print(f"CPU, {torch.get_num_threads()} thread(s), fp32, heads {args.heads}, dim {args.dim}")
     print(f"{'N':>6} {'density':>8} {'dense ms':>10} {'sparse ms':>10} {'index ms':>9} {'speedup':>8} "
