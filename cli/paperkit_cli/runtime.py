@@ -59,11 +59,14 @@ def settings(cls: type, **overrides: Any) -> Any:
 
 
 def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool = False,
-              resume_free: tuple[str, ...] = (), extra: dict[str, Any] | None = None) -> Any:
+              resume_free: tuple[str, ...] = (), additive: tuple[str, ...] = (),
+              extra: dict[str, Any] | None = None) -> Any:
     """Prepare ``run_dir`` (see :class:`paperkit.core.runs.RunDir`) with this invocation's parameters.
 
     ``resume_free`` names further parameters (Python names) that do not change results and may differ
     when resuming, such as a server's address or a timeout; they are left out of ``config.yaml``.
+    ``additive`` names parameters that only add stages (see :meth:`RunDir.prepare`): recorded in
+    ``config.yaml``, but a resumed run may switch them.
     ``extra`` adds entries to ``config.yaml`` that must also match on ``--resume``, such as the sha256
     of an input file, so an edited input is not mixed with checkpoints made from the old one.
     """
@@ -73,7 +76,8 @@ def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool =
     config = {k.replace("-", "_"): v["value"] for k, v in parameters().items()
               if k.replace("-", "_") not in free}
     config.update(extra or {})
-    return RunDir(run_dir, force=force, resume=resume).prepare(config, command=_ctx().command.name or "")
+    return RunDir(run_dir, force=force, resume=resume).prepare(config, command=_ctx().command.name or "",
+                                                               additive=frozenset(additive))
 
 
 def write_manifest(*, inputs: list[Any] = (), outputs: list[Any] = (), output: Any = None,

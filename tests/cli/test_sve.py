@@ -1,4 +1,5 @@
-"""sve-* commands: outputs, same seed same bytes, resume, predict/eval reproduce stored metrics, bad input."""
+"""sve-* commands: outputs, same seed same bytes, resume (and baselines added on resume), predict/eval reproduce
+stored metrics, bad input."""
 
 import json
 
@@ -45,9 +46,16 @@ def test_render_same_seed_same_bytes_and_overlays(pk, tmp_path):
 
 def test_encode_resume_then_predict_and_eval_reproduce_metrics(pk, tmp_path):
     run = tmp_path / "run"
-    r = pk("sve-encode", *TINY, "--router-baselines", "--run-dir", run)
+    r = pk("sve-encode", *TINY, "--run-dir", run)
+    assert r.exit_code == 0, r.stderr
+    plain = json.loads((run / "metrics.json").read_text())
+    trained = {f: (run / "checkpoints" / f).read_bytes() for f in ("encoder.pt", "global.pt", "probe.pt")}
+    assert "router_baselines" not in plain
+    # --router-baselines on --resume of the finished run: only the baseline probes are trained
+    r = pk("sve-encode", *TINY, "--router-baselines", "--run-dir", run, "--resume")
     assert r.exit_code == 0, r.stderr
     summary = json.loads(r.stdout)
+    assert {f: (run / "checkpoints" / f).read_bytes() for f in trained} == trained
     for f in ("model.pt", "metrics.json", "curves.csv", "router_weights.csv", "router_weights.png", "overlay_5.png",
               "manifest.json"):
         assert (run / f).is_file(), f
@@ -55,6 +63,7 @@ def test_encode_resume_then_predict_and_eval_reproduce_metrics(pk, tmp_path):
     assert summary["map50"] == stored["map50"]
     assert set(stored["router_baselines"]) == {"equal", "global-only"}
     assert stored["router_baselines"]["global-only"]["router_weights"] == {}
+    assert {k: v for k, v in stored.items() if k != "router_baselines"} == plain
     # an interrupted run: the probe stage and the outputs are gone; --resume redoes them, same numbers
     for f in ("checkpoints/probe.pt", "manifest.json", "metrics.json", "model.pt"):
         (run / f).unlink()

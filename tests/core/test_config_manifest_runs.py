@@ -64,6 +64,23 @@ def test_run_dir_lifecycle(tmp_path):
     assert not (d / runs.MANIFEST_NAME).exists() and not r.has_checkpoint("state.json")
 
 
+def test_additive_parameter_may_switch_on_resume(tmp_path):
+    """A stage-adding flag (sve-encode's --router-baselines) may be switched on a finished run's --resume; it
+    is recorded in config.yaml; every other parameter must still match, and without --resume nothing changes."""
+    d = tmp_path / "run"
+    runs.RunDir(d).prepare({"a": 1, "extra": False}, command="cmd").save_checkpoint("s.json", {"x": 1})
+    (d / runs.MANIFEST_NAME).write_text("{}")
+    with pytest.raises(RunDirError, match=r"different parameters \(extra\)"):
+        runs.RunDir(d, resume=True).prepare({"a": 1, "extra": True}, command="cmd")
+    with pytest.raises(RunDirError, match="finished run"):
+        runs.RunDir(d).prepare({"a": 1, "extra": True}, command="cmd", additive=frozenset({"extra"}))
+    with pytest.raises(RunDirError, match=r"different parameters \(a\)"):
+        runs.RunDir(d, resume=True).prepare({"a": 2, "extra": True}, command="cmd", additive=frozenset({"extra"}))
+    r = runs.RunDir(d, resume=True).prepare({"a": 1, "extra": True}, command="cmd", additive=frozenset({"extra"}))
+    assert r.resumed and r.load_checkpoint("s.json") == {"x": 1}
+    assert r.read_config()["extra"] is True and not r.finished   # finished again when its manifest is written
+
+
 def test_run_dir_refuses_foreign_folder(tmp_path):
     (tmp_path / "mine.txt").write_text("precious")
     with pytest.raises(RunDirError, match="not a paperkit run"):

@@ -47,7 +47,8 @@ SETTINGS = "paperkit.methods.sve.run:EncodeSettings"
                                           "the stored weights).")
 @click.option("--router-baselines", is_flag=True,
               help="Also train the probe with the other router modes (on, equal, global-only) on the same frozen "
-                   "encoders; metrics.json gets router_baselines (probe accuracy and router weights per mode).")
+                   "encoders; metrics.json gets router_baselines (probe accuracy and router weights per mode). "
+                   "With --resume it may be added to a finished run: only the baseline probes are trained.")
 @options.seed_option
 @options.device_option
 @options.jobs_option
@@ -79,7 +80,8 @@ def cli(size, n_train, epochs, probe_epochs, batch_size, lr, router, concat, pre
     s = runtime.settings(EncodeSettings, widths=tuple(widths))
     inp = prepare_encode(s, eval_path)
     extra = {"eval_sha256": io.sha256_file(eval_path)} if eval_path else None
-    run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("device", "jobs"), extra=extra)
+    run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("device", "jobs"),
+                             additive=("router_baselines",), extra=extra)
     res = execute_encode(inp, run)
     io.save_torch(run.file("model.pt"), res.state)
     io.write_json(run.file("metrics.json"), res.metrics)

@@ -5,7 +5,8 @@ A run dir holds ``config.yaml`` (the resolved parameters, written first), checkp
 finished. Rules:
 
 * a finished run is never overwritten unless ``force``;
-* an unfinished run continues only with ``resume``, and only with the same parameters;
+* an unfinished run continues only with ``resume``, and only with the same parameters (except those a
+  command names as ``additive``: flags that only add stages, which a resumed run may switch);
 * ``force`` clears a previous paperkit run (recognised by its ``config.yaml``), never a foreign folder;
 * a run that stopped before finishing any stage (only its ``config.yaml`` exists, e.g. it failed on
   bad input) is simply started again: the corrected command needs neither ``--resume`` nor ``--force``.
@@ -43,8 +44,12 @@ class RunDir:
         self.resumed = False
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def prepare(self, config: Mapping[str, Any], *, command: str) -> RunDir:
-        """Check the folder against ``force``/``resume`` and write ``config.yaml``."""
+    def prepare(self, config: Mapping[str, Any], *, command: str, additive: frozenset[str] = frozenset()) -> RunDir:
+        """Check the folder against ``force``/``resume`` and write ``config.yaml``.
+
+        ``additive`` names parameters that only add stages whose results no other stage reads (e.g. extra
+        baselines on the same frozen models): they are kept in ``config.yaml`` but may differ on ``resume``,
+        so a finished run can gain its baselines without being trained again."""
         p = self.path
         if p.exists() and not p.is_dir():
             raise RunDirError(f"{p}: exists and is not a folder")
@@ -65,13 +70,15 @@ class RunDir:
                 if previous.get("_command") not in (None, command):
                     raise RunDirError(f"{p}: made by '{previous.get('_command')}', not '{command}'")
                 changed = _changed(previous, config)
-                if changed:
-                    raise RunDirError(f"{p}: cannot resume with different parameters ({', '.join(changed)}); "
+                fixed = [k for k in changed if k not in additive]
+                if fixed:
+                    raise RunDirError(f"{p}: cannot resume with different parameters ({', '.join(fixed)}); "
                                       "use the original values or --force to start over")
-                if finished:
-                    self.resumed = True
-                    return self
                 self.resumed = True
+                if finished and not changed:
+                    return self
+                if finished:   # stages are being added: unfinished until the new manifest is written
+                    (p / MANIFEST_NAME).unlink()
             elif finished:
                 raise RunDirError(f"{p}: holds a finished run; use --force to overwrite or --resume to reuse it")
             else:
