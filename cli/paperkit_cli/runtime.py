@@ -66,7 +66,7 @@ def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool =
     ``resume_free`` names further parameters (Python names) that do not change results and may differ
     when resuming, such as a server's address or a timeout; they are left out of ``config.yaml``.
     ``additive`` names parameters that only add stages (see :meth:`RunDir.prepare`): recorded in
-    ``config.yaml``, but a resumed run may switch them.
+    ``config.yaml``, but a resumed run may switch them on.
     ``extra`` adds entries to ``config.yaml`` that must also match on ``--resume``, such as the sha256
     of an input file, so an edited input is not mixed with checkpoints made from the old one.
     """

@@ -65,8 +65,9 @@ def test_run_dir_lifecycle(tmp_path):
 
 
 def test_additive_parameter_may_switch_on_resume(tmp_path):
-    """A stage-adding flag (sve-encode's --router-baselines) may be switched on a finished run's --resume; it
-    is recorded in config.yaml; every other parameter must still match, and without --resume nothing changes."""
+    """A stage-adding flag (sve-encode's --router-baselines) may be switched on (not off) by a finished run's
+    --resume; it is recorded in config.yaml; every other parameter must still match, and without --resume
+    nothing changes."""
     d = tmp_path / "run"
     runs.RunDir(d).prepare({"a": 1, "extra": False}, command="cmd").save_checkpoint("s.json", {"x": 1})
     (d / runs.MANIFEST_NAME).write_text("{}")
@@ -79,6 +80,9 @@ def test_additive_parameter_may_switch_on_resume(tmp_path):
     r = runs.RunDir(d, resume=True).prepare({"a": 1, "extra": True}, command="cmd", additive=frozenset({"extra"}))
     assert r.resumed and r.load_checkpoint("s.json") == {"x": 1}
     assert r.read_config()["extra"] is True and not r.finished   # finished again when its manifest is written
+    # switched off again, it would drop finished results: refused like any other change
+    with pytest.raises(RunDirError, match=r"different parameters \(extra\)"):
+        runs.RunDir(d, resume=True).prepare({"a": 1, "extra": False}, command="cmd", additive=frozenset({"extra"}))
 
 
 def test_run_dir_refuses_foreign_folder(tmp_path):

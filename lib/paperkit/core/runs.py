@@ -6,7 +6,7 @@ finished. Rules:
 
 * a finished run is never overwritten unless ``force``;
 * an unfinished run continues only with ``resume``, and only with the same parameters (except those a
-  command names as ``additive``: flags that only add stages, which a resumed run may switch);
+  command names as ``additive``: flags that only add stages, which a resumed run may switch on);
 * ``force`` clears a previous paperkit run (recognised by its ``config.yaml``), never a foreign folder;
 * a run that stopped before finishing any stage (only its ``config.yaml`` exists, e.g. it failed on
   bad input) is simply started again: the corrected command needs neither ``--resume`` nor ``--force``.
@@ -47,9 +47,9 @@ class RunDir:
     def prepare(self, config: Mapping[str, Any], *, command: str, additive: frozenset[str] = frozenset()) -> RunDir:
         """Check the folder against ``force``/``resume`` and write ``config.yaml``.
 
-        ``additive`` names parameters that only add stages whose results no other stage reads (e.g. extra
-        baselines on the same frozen models): they are kept in ``config.yaml`` but may differ on ``resume``,
-        so a finished run can gain its baselines without being trained again."""
+        ``additive`` names flags that only add stages whose results no other stage reads (e.g. extra
+        baselines on the same frozen models): they are kept in ``config.yaml`` and may be switched on by a
+        ``resume`` (not off), so a finished run can gain its baselines without being trained again."""
         p = self.path
         if p.exists() and not p.is_dir():
             raise RunDirError(f"{p}: exists and is not a folder")
@@ -70,7 +70,8 @@ class RunDir:
                 if previous.get("_command") not in (None, command):
                     raise RunDirError(f"{p}: made by '{previous.get('_command')}', not '{command}'")
                 changed = _changed(previous, config)
-                fixed = [k for k in changed if k not in additive]
+                # an additive flag may be switched on, never off: that would drop finished results
+                fixed = [k for k in changed if k not in additive or previous.get(k)]
                 if fixed:
                     raise RunDirError(f"{p}: cannot resume with different parameters ({', '.join(fixed)}); "
                                       "use the original values or --force to start over")
