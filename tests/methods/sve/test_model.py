@@ -64,6 +64,21 @@ def test_router_weights_follow_the_formula():
     assert torch.equal(only(q, levels)[0], q)
 
 
+
+def test_router_gates_start_near_the_equal_weights_baseline():
+    """A fresh router weights every level near 1 (equal weights' value), not 0.5: the gate's last bias starts at
+    GATE_BIAS_INIT and the MLP's output before it is small, so every gate is sigmoid(2) = 0.88 within a few
+    hundredths. Starting every level at half the scale made a seed-2 laptop probe miss a question type in its
+    10 epochs (examples/sve/README.md)."""
+    torch.manual_seed(2)
+    r = Mo.Router((8, 16, 16, 16), 16, mode="on")
+    assert r.gate[-1].bias.item() == Mo.GATE_BIAS_INIT == 2.0
+    levels = [torch.randn(64, 5, c) * 3 for c in (8, 16, 16, 16)]
+    w = r.weights(torch.randn(64, 5, 16) * 3, levels, context=torch.randn(64, 16))
+    assert w.shape == (64, 4)
+    assert (w - torch.sigmoid(torch.tensor(2.0))).abs().max() < 0.1, w
+
+
 def test_dropblock_identity_in_eval_and_keeps_the_mean():
     torch.manual_seed(0)
     d = Mo.DropBlock(0.2, 3)

@@ -257,6 +257,9 @@ class Standardise(nn.Module):
         return (x - self.mean) / self.std
 
 
+GATE_BIAS_INIT = 2.0
+
+
 class Router(nn.Module):
     """Soft selection of pyramid levels per image (and question, see ``forward``)."""
 
@@ -270,6 +273,10 @@ class Router(nn.Module):
         self.w = nn.ModuleList([nn.Linear(c, width) for c in level_channels])
         self.ln_q, self.ln_f = nn.LayerNorm(width), nn.LayerNorm(width)
         self.gate = nn.Sequential(nn.Linear(2 * width, width), nn.GELU(), nn.Linear(width, 1))
+        # Gates start near 1 (sigmoid(2) = 0.88), i.e. near the equal-weights baseline (every level at 1), and learn
+        # to lower levels from there. At a zero bias every level starts at 0.5, half the scale the probe sees with
+        # equal weights, and the probe could take over twice the epochs to pick up a level's located features.
+        nn.init.constant_(self.gate[-1].bias, GATE_BIAS_INIT)
 
     def out_width(self, width: int) -> int:
         return width * (1 + self.n_levels) if self.mode != "global-only" and self.concat == "channel" else width
