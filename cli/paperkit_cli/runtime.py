@@ -73,11 +73,12 @@ def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool =
     from paperkit.core.runs import RESUME_FREE, RunDir
 
     free = RESUME_FREE | set(resume_free)
-    config = {k.replace("-", "_"): v["value"] for k, v in parameters().items()
-              if k.replace("-", "_") not in free}
+    params = {k.replace("-", "_"): v for k, v in parameters().items() if k.replace("-", "_") not in free}
+    config = {k: v["value"] for k, v in params.items()}
     config.update(extra or {})
+    defaulted = frozenset(k for k, v in params.items() if v["source"] == "default")
     return RunDir(run_dir, force=force, resume=resume).prepare(config, command=_ctx().command.name or "",
-                                                               additive=frozenset(additive))
+                                                               additive=frozenset(additive), defaulted=defaulted)
 
 
 def write_manifest(*, inputs: list[Any] = (), outputs: list[Any] = (), output: Any = None,

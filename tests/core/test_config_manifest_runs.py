@@ -85,6 +85,22 @@ def test_additive_parameter_may_switch_on_resume(tmp_path):
         runs.RunDir(d, resume=True).prepare({"a": 1, "extra": False}, command="cmd", additive=frozenset({"extra"}))
 
 
+def test_option_added_since_a_run_resumes_it_at_its_default(tmp_path):
+    """A run whose config.yaml predates an option (the key is missing) ran with the option's default behaviour:
+    it resumes when the option is left at its default, not when it is set to something else."""
+    d = tmp_path / "run"
+    runs.RunDir(d).prepare({"a": 1}, command="cmd").save_checkpoint("s.json", {"x": 1})
+    with pytest.raises(RunDirError, match=r"different parameters \(dtype\)"):
+        runs.RunDir(d, resume=True).prepare({"a": 1, "dtype": "bfloat16"}, command="cmd")
+    with pytest.raises(RunDirError, match=r"different parameters \(dtype\)"):   # set explicitly, even to the default
+        runs.RunDir(d, resume=True).prepare({"a": 1, "dtype": "float32"}, command="cmd")
+    with pytest.raises(RunDirError, match=r"different parameters \(a\)"):       # only missing keys are excused
+        runs.RunDir(d, resume=True).prepare({"a": 2, "dtype": "float32"}, command="cmd",
+                                            defaulted=frozenset({"a", "dtype"}))
+    r = runs.RunDir(d, resume=True).prepare({"a": 1, "dtype": "float32"}, command="cmd", defaulted=frozenset({"dtype"}))
+    assert r.resumed and r.load_checkpoint("s.json") == {"x": 1} and r.read_config()["dtype"] == "float32"
+
+
 def test_run_dir_refuses_foreign_folder(tmp_path):
     (tmp_path / "mine.txt").write_text("precious")
     with pytest.raises(RunDirError, match="not a paperkit run"):

@@ -44,12 +44,15 @@ class RunDir:
         self.resumed = False
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def prepare(self, config: Mapping[str, Any], *, command: str, additive: frozenset[str] = frozenset()) -> RunDir:
+    def prepare(self, config: Mapping[str, Any], *, command: str, additive: frozenset[str] = frozenset(),
+                defaulted: frozenset[str] = frozenset()) -> RunDir:
         """Check the folder against ``force``/``resume`` and write ``config.yaml``.
 
         ``additive`` names flags that only add stages whose results no other stage reads (e.g. extra
         baselines on the same frozen models): they are kept in ``config.yaml`` and may be switched on by a
-        ``resume`` (not off), so a finished run can gain its baselines without being trained again."""
+        ``resume`` (not off), so a finished run can gain its baselines without being trained again.
+        ``defaulted`` names the parameters left at their defaults: one missing from an older ``config.yaml``
+        is an option added since, whose default keeps the behaviour that run had, so it does not block a resume."""
         p = self.path
         if p.exists() and not p.is_dir():
             raise RunDirError(f"{p}: exists and is not a folder")
@@ -69,7 +72,7 @@ class RunDir:
             elif self.resume:
                 if previous.get("_command") not in (None, command):
                     raise RunDirError(f"{p}: made by '{previous.get('_command')}', not '{command}'")
-                changed = _changed(previous, config)
+                changed = [k for k in _changed(previous, config) if k in previous or k not in defaulted]
                 # an additive flag may be switched on, never off: that would drop finished results
                 fixed = [k for k in changed if k not in additive or previous.get(k)]
                 if fixed:
