@@ -5,6 +5,8 @@
    throughput of the primitive encoder on the same image size (ratio; issue: >= 3x, data never stalls).
 3. Router overhead: token pooling + router forward vs the two encoders' forward (issue: <= 10%).
 4. Training and ``sve-predict`` images/s at 128 and 256 px.
+5. ``train_encoder`` (the library's loop: forward, losses, backward, AdamW) in float32 vs ``--dtype bfloat16``
+   (autocast + channels-last), images/s and ratio at 128 px (``--threads``: those training will use).
 
 Run with one thread (``OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1``) to compare like with like; first-call
 JIT time is printed separately. ``--quick`` uses fewer images and repetitions (~30 s on a quiet core).
@@ -39,8 +41,9 @@ def timed(fn, reps: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer images and repetitions")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1: like with like)")
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     n, reps, batch = (16, 1, 8) if args.quick else (64, 3, 32)
     tables = [diagram_strokes(np.random.default_rng(k), 128, 4)[1] for k in range(n)]
     t0 = time.perf_counter()
@@ -80,6 +83,19 @@ def main() -> None:
               f"predict {batch / pred:6.1f} img/s")
         print(f"{size} px: router + token pooling {rt * 1e3:7.1f} ms vs encoders' forward {fwd * 1e3:7.1f} ms  "
               f"overhead {100 * rt / fwd:5.1f}% (target <= 10%)")
+
+    # 5. float32 vs bfloat16 training, the same data and start; the first epoch of each warms up its kernels.
+    data = render_set(2, 2 * batch, size=128)
+    rates = {}
+    for dtype in T.TRAIN_DTYPES:
+        def fit(dtype=dtype):
+            torch.manual_seed(0)
+            T.train_encoder(T.build_models(CONFIG)["encoder"], data, kind="primitives", epochs=1, batch_size=batch,
+                            lr=2e-3, seed=0, device=torch.device("cpu"), dtype=dtype)
+        fit()
+        rates[dtype] = len(data["images"]) / timed(fit, reps)
+    print(f"128 px: train_encoder float32 {rates['float32']:6.1f} img/s  bfloat16 {rates['bfloat16']:6.1f} img/s  "
+          f"ratio {rates['bfloat16'] / rates['float32']:4.2f}x ({torch.get_num_threads()} threads)")
 
 
 if __name__ == "__main__":

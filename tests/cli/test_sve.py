@@ -89,6 +89,27 @@ def test_encode_resume_then_predict_and_eval_reproduce_metrics(pk, tmp_path):
     assert abs(json.loads(r.stdout)["boundary"]["f1"] - stored["boundary"]["f1"]) <= 1e-6
 
 
+def test_bfloat16_training_and_a_run_from_before_the_option_resumes(pk, tmp_path):
+    """--dtype bfloat16 trains and is recorded in config.yaml; a run dir whose config.yaml predates --dtype (the key
+    removed here) resumes with the option left at its default, and refuses --dtype bfloat16."""
+    run = tmp_path / "bf16"
+    r = pk("sve-encode", *TINY, "--dtype", "bfloat16", "--run-dir", run)
+    assert r.exit_code == 0, r.stderr
+    assert "dtype: bfloat16" in (run / "config.yaml").read_text()
+    old = tmp_path / "old"
+    assert pk("sve-encode", *TINY, "--run-dir", old).exit_code == 0
+    stored = (old / "metrics.json").read_bytes()
+    config = old / "config.yaml"
+    config.write_text("".join(line for line in config.read_text().splitlines(True) if not line.startswith("dtype:")))
+    for f in ("checkpoints/probe.pt", "manifest.json", "metrics.json"):
+        (old / f).unlink()
+    r = pk("sve-encode", *TINY, "--dtype", "bfloat16", "--run-dir", old, "--resume")
+    assert r.exit_code == 1 and "different parameters (dtype)" in r.stderr
+    r = pk("sve-encode", *TINY, "--run-dir", old, "--resume")
+    assert r.exit_code == 0, r.stderr
+    assert (old / "metrics.json").read_bytes() == stored
+
+
 @pytest.mark.heavy
 def test_shipped_checkpoint_reproduces_its_stored_metrics_and_finds_primitives(pk, tmp_path):
     """sve-small on its held-out set (sve-eval64): the stored metrics within 1e-6, and real detections.

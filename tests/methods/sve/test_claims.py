@@ -1,7 +1,8 @@
-"""The spec's training checks, all ``heavy`` (minutes of CPU per run): the issue's scale (128 px, 8k diagrams)
-and a scaled-down 64-px version of the pretraining comparison. At a few dozen diagrams (CI's budget) the
-direction does not hold reliably (measured: 48 diagrams, 3 epochs, held-out junction loss 1.86 multi-task vs
-1.78 counts-only), so CI checks only the plumbing (tests/cli/test_sve.py, test_model.py)."""
+"""The spec's training checks, all ``heavy`` (minutes of CPU per run): the issue's scale (128 px, 8k diagrams),
+check 2 within its 5-minute budget, and a scaled-down 64-px version of the pretraining comparison. At a few
+dozen diagrams (CI's budget) the direction does not hold reliably (measured: 48 diagrams, 3 epochs, held-out
+junction loss 1.86 multi-task vs 1.78 counts-only), so CI checks only the plumbing (tests/cli/test_sve.py,
+test_model.py)."""
 
 import json
 
@@ -46,6 +47,55 @@ def test_scaled_primitive_pretraining_beats_counts_on_junctions():
     assert _heldout_junction_loss(prim, held) < _heldout_junction_loss(heads, held)
 
 
+def _cpu_has_bfloat16() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(flag in f.read() for flag in ("avx512_bf16", "amx_bf16"))
+    except OSError:
+        return False
+
+
+FIVE_MINUTES = 300.0
+
+
+@pytest.mark.heavy
+def test_five_minutes_of_training_ground_and_find_junctions():
+    """Spec check 2 with its budget: 8k diagrams of 128 px, the primitive encoder trained for 2 epochs in bfloat16
+    mixed precision at a peak learning rate of 4e-3 (examples/sve/configs/five-minutes.yaml), all cores, gives
+    mAP@0.5 >= 0.5 and junction F1@4px >= 0.7 on the shipped 200 (measured, 2 threads here: 258 / 258 / 252 s,
+    mAP 0.565 / 0.545 / 0.552, junction F1 0.862 / 0.854 / 0.849 on seeds 0 / 1 / 2). The time is asserted on a
+    CPU with bfloat16 instructions (AVX512-BF16 or AMX); elsewhere bfloat16 is emulated and only the metrics are."""
+    import os
+    import time
+
+    from paperkit.methods.sve import inputs as sin
+    from paperkit.methods.sve import metrics as sm
+    from paperkit.methods.sve.render import labels_of
+
+    data = T.render_dataset(0, 8000, 128, 4)
+    held = sin.read_packed(sin.SHIPPED_EVAL, labels=True)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(os.cpu_count() or 1)
+    try:
+        torch.manual_seed(0)
+        enc = T.build_models({"widths": [32, 48, 96, 128], "channels": 64, "grid": 16, "router": "on",
+                              "concat": "channel"})["encoder"]
+        start = time.perf_counter()
+        T.train_encoder(enc, data, kind="primitives", epochs=2, batch_size=32, lr=4e-3, seed=0,
+                        device=torch.device("cpu"), dtype="bfloat16")
+        seconds = time.perf_counter() - start
+    finally:
+        torch.set_num_threads(threads)
+    preds, _ = T.predict(enc, held["images"], batch_size=64, device=torch.device("cpu"))
+    truths = [labels_of(held, i) for i in range(len(held["images"]))]
+    map50 = sm.mean_average_precision([(p["boxes"], p["classes"], p["scores"]) for p in preds],
+                                      [(b, c) for b, c, _ in truths], 5)["map50"]
+    f1 = sm.junction_scores([p["junctions"] for p in preds], [j for _, _, j in truths])["f1"]
+    assert map50 >= 0.5 and f1 >= 0.7, (map50, f1, seconds)
+    if _cpu_has_bfloat16():
+        assert seconds <= FIVE_MINUTES, (seconds, map50, f1)
+
+
 LAPTOP = ["--size", "128", "--n-train", "8000", "--epochs", "6", "--probe-epochs", "10", "-q"]
 
 
@@ -78,9 +128,9 @@ def laptop(tmp_path_factory):
 
 @pytest.mark.heavy
 def test_primitive_encoder_grounds_and_finds_junctions(laptop):
-    """Spec check 2: 8k diagrams of 128 px: mAP@0.5 >= 0.5 and junction F1@4px >= 0.7 on the shipped 200
-    (measured, examples/sve: 0.70 / 0.88, 0.72 / 0.88, 0.70 / 0.88 on seeds 0 / 1 / 2). The spec's "after 5
-    minutes" is not asserted: the 6 epochs take ~19 min on 2 cores (2 epochs: mAP 0.48-0.52, examples/sve)."""
+    """Spec check 2's thresholds at the laptop configuration (6 float32 epochs, ~19 min on 2 cores): mAP@0.5 >= 0.5
+    and junction F1@4px >= 0.7 on the shipped 200 (measured, examples/sve: 0.70 / 0.88, 0.72 / 0.88, 0.70 / 0.88
+    on seeds 0 / 1 / 2). Its 5-minute budget: test_five_minutes_of_training_ground_and_find_junctions."""
     m = laptop("primitives")
     assert m["map50"] >= 0.5 and m["junction"]["f1"] >= 0.7, (m["map50"], m["junction"])
 

@@ -109,10 +109,13 @@ class FourierUnit(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n, c, h, w = x.shape
-        spec = torch.fft.rfft2(x, norm="ortho")
-        z = torch.cat([spec.real, spec.imag], dim=1)
-        z = F.relu(self.conv(z))
-        return torch.fft.irfft2(torch.complex(z[:, :c], z[:, c:]), s=(h, w), norm="ortho")
+        # In float32 even under bfloat16 autocast: complex bfloat16 does not exist, and the spectrum's sums over
+        # the whole map are where bfloat16's 8-bit mantissa would lose most.
+        with torch.autocast(x.device.type, enabled=False):
+            spec = torch.fft.rfft2(x.to(torch.promote_types(x.dtype, torch.float32)), norm="ortho")
+            z = torch.cat([spec.real, spec.imag], dim=1)
+            z = F.relu(self.conv(z))
+            return torch.fft.irfft2(torch.complex(z[:, :c], z[:, c:]), s=(h, w), norm="ortho")
 
 
 class FFCBlock(nn.Module):

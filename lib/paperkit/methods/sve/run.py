@@ -79,6 +79,7 @@ class EncodeSettings:
     n_eval: int = 200
     junction_threshold: float = 0.3
     half: bool = False
+    dtype: str = "float32"
     router_baselines: bool = False
     seed: int = 0
     device: str = "auto"
@@ -156,7 +157,7 @@ def execute_encode(inp: EncodeInputs, run: Any, progress: Any = default_progress
         if base is not None:
             module.load_state_dict(base)
         curves = T.train_encoder(module, data, kind=kind, epochs=s.epochs, batch_size=s.batch_size, lr=s.lr, seed=seed,
-                                 device=dev, train_parts=parts, progress=progress)
+                                 device=dev, train_parts=parts, dtype=s.dtype, progress=progress)
         return {"state": {k: v.cpu() for k, v in module.state_dict().items()}, "curves": curves}
 
     if s.pretrain == "primitives":

@@ -174,11 +174,30 @@ def _batches(n: int, batch_size: int, gen: torch.Generator) -> list[np.ndarray]:
     return [order[i:i + batch_size] for i in range(0, n, batch_size)]
 
 
+TRAIN_DTYPES = ("float32", "bfloat16")
+
+
+def encoder_forward(model: torch.nn.Module, x: torch.Tensor, dtype: str = "float32") -> dict[str, Any]:
+    """``model(x)``; with ``dtype`` 'bfloat16' under bfloat16 autocast on channels-last input, the outputs cast
+    back to float32 so the losses are computed in float32."""
+    if dtype != "bfloat16":
+        return model(x)
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        out = model(x.contiguous(memory_format=torch.channels_last))
+    return {k: v.float() if torch.is_tensor(v) else [m.float() for m in v] for k, v in out.items()}
+
+
 def train_encoder(model: torch.nn.Module, data: dict[str, np.ndarray], *, kind: str, epochs: int, batch_size: int,
                   lr: float, seed: int, device: torch.device, train_parts: Callable | None = None,
-                  progress: Callable = lambda it, **_: it) -> list[dict[str, float]]:
+                  dtype: str = "float32", progress: Callable = lambda it, **_: it) -> list[dict[str, float]]:
     """Train ``model`` on ``data``: ``kind`` 'primitives' (all heads), 'counts' (image-level counts) or
-    'heads' (the primitive heads on a frozen backbone + FPN). Returns one row of mean losses per epoch."""
+    'heads' (the primitive heads on a frozen backbone + FPN). Returns one row of mean losses per epoch.
+
+    ``dtype`` 'bfloat16': mixed precision (the forward pass under bfloat16 autocast, channels-last maps; weights,
+    optimiser state and losses in float32), ~1.4x the images/s of float32 on a CPU with AVX512-BF16."""
+    if dtype not in TRAIN_DTYPES:
+        raise ValueError(f"dtype {dtype!r}: expected one of {TRAIN_DTYPES}")
+    mixed = dtype == "bfloat16"
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     params = [p for p in (train_parts(model) if train_parts else model.parameters()) if p.requires_grad]
@@ -186,6 +205,8 @@ def train_encoder(model: torch.nn.Module, data: dict[str, np.ndarray], *, kind: 
     steps = epochs * -(-len(data["images"]) // batch_size)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(1, steps), pct_start=0.15)
     model.to(device)
+    if mixed:
+        model.to(memory_format=torch.channels_last)
     curves = []
     for epoch in range(epochs):
         model.train()
@@ -195,8 +216,7 @@ def train_encoder(model: torch.nn.Module, data: dict[str, np.ndarray], *, kind: 
         sums: dict[str, float] = {}
         batches = _batches(len(data["images"]), batch_size, gen)
         for idx in progress(batches, desc=f"{kind} epoch {epoch}", unit="batch"):
-            x = images_tensor(data["images"][idx]).to(device)
-            out = model(x)
+            out = encoder_forward(model, images_tensor(data["images"][idx]).to(device), dtype)
             if kind == "counts":
                 losses = {"counts": F.poisson_nll_loss(out["counts"], counts_of(data, idx).to(device), log_input=True)}
             else:
@@ -211,6 +231,8 @@ def train_encoder(model: torch.nn.Module, data: dict[str, np.ndarray], *, kind: 
             for k, v in losses.items():
                 sums[k] = sums.get(k, 0.0) + float(v.detach()) * len(idx)
         curves.append({"stage": kind, "epoch": epoch, **{k: v / len(data["images"]) for k, v in sums.items()}})
+    if mixed:
+        model.to(memory_format=torch.contiguous_format)
     model.eval()
     return curves
 
