@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from torch.utils.data import IterableDataset
 
 from paperkit.methods.sve import render as R
 from paperkit.methods.sve.kernels import ARC, SEGMENT, rasterise, rasterise_reference
@@ -122,3 +123,27 @@ def test_stream_workers_split_the_indices_and_render_the_same_diagrams(monkeypat
     assert sorted(parts) == sorted(whole)
     for k in whole:
         assert np.array_equal(parts[k].image, whole[k].image) and np.array_equal(parts[k].junctions, whole[k].junctions)
+
+
+class _ThreadReport(IterableDataset):
+    """Yields, from each loader worker, the thread counts numba and torch run with there."""
+
+    def __iter__(self):
+        import numba
+        import torch
+
+        yield numba.get_num_threads(), torch.get_num_threads()
+
+
+def test_loader_workers_run_one_thread_each():
+    """Spawned loader workers would inherit one thread per core from the parent (sve-encode sets that): W of
+    them oversubscribe the CPU. stream_loader gives each worker one numba and one torch thread."""
+    from paperkit.core import resources
+    from paperkit.methods.sve import train
+
+    resources.set_threads(2)
+    try:
+        reports = list(train.stream_loader(_ThreadReport(), workers=2))
+    finally:
+        resources.set_threads(1)
+    assert reports == [[1, 1], [1, 1]]      # (the default collate turns tuples into lists)
