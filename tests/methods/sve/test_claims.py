@@ -65,9 +65,9 @@ def test_five_minutes_of_training_ground_and_find_junctions():
     mAP@0.5 >= 0.5 and junction F1@4px >= 0.7 on the shipped 200 (measured, 2 threads here: 258 / 258 / 252 s,
     mAP 0.565 / 0.545 / 0.552, junction F1 0.862 / 0.854 / 0.849 on seeds 0 / 1 / 2). The time is asserted on a
     CPU with bfloat16 instructions (AVX512-BF16 or AMX); elsewhere bfloat16 is emulated and only the metrics are."""
-    import os
     import time
 
+    from paperkit.core.resources import cpu_count
     from paperkit.methods.sve import inputs as sin
     from paperkit.methods.sve import metrics as sm
     from paperkit.methods.sve.render import labels_of
@@ -75,7 +75,7 @@ def test_five_minutes_of_training_ground_and_find_junctions():
     data = T.render_dataset(0, 8000, 128, 4)
     held = sin.read_packed(sin.SHIPPED_EVAL, labels=True)
     threads = torch.get_num_threads()
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(cpu_count())
     try:
         torch.manual_seed(0)
         enc = T.build_models({"widths": [32, 48, 96, 128], "channels": 64, "grid": 16, "router": "on",
