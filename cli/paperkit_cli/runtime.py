@@ -24,6 +24,7 @@ from paperkit_cli import state
 from paperkit_cli.options import META_KEY, resolved_parameters
 
 _START_KEY = "paperkit.start_time"
+_RUN_KEY = "paperkit.run_dir"
 
 
 def _ctx() -> click.Context:
@@ -77,8 +78,10 @@ def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool =
     config = {k: v["value"] for k, v in params.items()}
     config.update(extra or {})
     defaulted = frozenset(k for k, v in params.items() if v["source"] == "default")
-    return RunDir(run_dir, force=force, resume=resume).prepare(config, command=_ctx().command.name or "",
-                                                               additive=frozenset(additive), defaulted=defaulted)
+    run = RunDir(run_dir, force=force, resume=resume).prepare(config, command=_ctx().command.name or "",
+                                                              additive=frozenset(additive), defaulted=defaulted)
+    _ctx().meta[_RUN_KEY] = run     # write_manifest adds its stage timings
+    return run
 
 
 def write_manifest(*, inputs: list[Any] = (), outputs: list[Any] = (), output: Any = None,
@@ -88,6 +91,9 @@ def write_manifest(*, inputs: list[Any] = (), outputs: list[Any] = (), output: A
     from paperkit.core import io, manifest, runs
 
     ctx = _ctx()
+    run = ctx.meta.get(_RUN_KEY)
+    if run is not None and run_dir is not None and Path(run_dir) == Path(run.path) and run.stage_seconds:
+        extra = {**(extra or {}), "stage_seconds": dict(run.stage_seconds)}   # stages computed by this invocation
     outs = list(outputs)
     if manifest_path is not None:
         target = Path(manifest_path)

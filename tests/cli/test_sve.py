@@ -91,7 +91,8 @@ def test_encode_resume_then_predict_and_eval_reproduce_metrics(pk, tmp_path):
 
 def test_bfloat16_training_and_a_run_from_before_the_option_resumes(pk, tmp_path):
     """--dtype bfloat16 trains and is recorded in config.yaml; a run dir whose config.yaml predates --dtype (the key
-    removed here) resumes with the option left at its default, and refuses --dtype bfloat16."""
+    removed here) resumes with the option left at its default, and refuses --dtype bfloat16. The manifest holds
+    the wall time of each stage the invocation computed."""
     run = tmp_path / "bf16"
     r = pk("sve-encode", *TINY, "--dtype", "bfloat16", "--run-dir", run)
     assert r.exit_code == 0, r.stderr
@@ -108,6 +109,10 @@ def test_bfloat16_training_and_a_run_from_before_the_option_resumes(pk, tmp_path
     r = pk("sve-encode", *TINY, "--run-dir", old, "--resume")
     assert r.exit_code == 0, r.stderr
     assert (old / "metrics.json").read_bytes() == stored
+    # the manifest times the stages each invocation computed: all of them, then only the redone probe
+    seconds = json.loads((run / "manifest.json").read_text())["extra"]["stage_seconds"]
+    assert set(seconds) == {"train_data", "encoder", "global", "probe"} and min(seconds.values()) > 0
+    assert set(json.loads((old / "manifest.json").read_text())["extra"]["stage_seconds"]) == {"probe"}
 
 
 @pytest.mark.heavy

@@ -85,6 +85,16 @@ def test_additive_parameter_may_switch_on_resume(tmp_path):
         runs.RunDir(d, resume=True).prepare({"a": 1, "extra": False}, command="cmd", additive=frozenset({"extra"}))
 
 
+def test_cached_times_the_stages_it_computes_not_those_it_loads(tmp_path):
+    import time
+
+    r = runs.RunDir(tmp_path / "run").prepare({}, command="cmd")
+    r.cached("slow", lambda: time.sleep(0.05) or {"x": 1})
+    assert set(r.stage_seconds) == {"slow"} and r.stage_seconds["slow"] >= 0.05
+    again = runs.RunDir(tmp_path / "run", resume=True).prepare({}, command="cmd")
+    assert again.cached("slow", lambda: {"x": 2}) == {"x": 1} and again.stage_seconds == {}
+
+
 def test_option_added_since_a_run_resumes_it_at_its_default(tmp_path):
     """A run whose config.yaml predates an option (the key is missing) ran with the option's default behaviour:
     it resumes when the option is left at its default, not when it is set to something else."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ class RunDir:
         self.force = force
         self.resume = resume
         self.resumed = False
+        self.stage_seconds: dict[str, float] = {}   # wall time of each stage computed (not loaded) by this process
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def prepare(self, config: Mapping[str, Any], *, command: str, additive: frozenset[str] = frozenset(),
@@ -112,11 +114,14 @@ class RunDir:
 
     def cached(self, name: str, compute: Callable[[], Any], *, fmt: str = "json") -> Any:
         """The result of stage ``name``: loaded from its checkpoint when one exists (a resumed run),
-        else computed, saved atomically (``fmt``: json, npz or pt) and returned."""
+        else computed (its wall time kept in ``stage_seconds``, for the manifest), saved atomically (``fmt``:
+        json, npz or pt) and returned."""
         file = f"{name}.{fmt}"
         if self.has_checkpoint(file):
             return self.load_checkpoint(file)
+        start = time.perf_counter()
         value = compute()
+        self.stage_seconds[name] = round(time.perf_counter() - start, 3)
         self.save_checkpoint(file, value)
         return value
 
