@@ -78,8 +78,11 @@ class RunDir:
                 # an additive flag may be switched on, never off: that would drop finished results
                 fixed = [k for k in changed if k not in additive or previous.get(k)]
                 if fixed:
+                    newer = [k for k in fixed if k not in previous]
+                    hint = (f" ({', '.join(newer)}: not in its {CONFIG_NAME}, made before the option existed; "
+                            "leave it out to resume at the default)") if newer else ""
                     raise RunDirError(f"{p}: cannot resume with different parameters ({', '.join(fixed)}); "
-                                      "use the original values or --force to start over")
+                                      f"use the original values or --force to start over{hint}")
                 self.resumed = True
                 if finished and not changed:
                     return self

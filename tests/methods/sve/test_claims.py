@@ -69,8 +69,6 @@ def test_five_minutes_of_training_ground_and_find_junctions():
 
     from paperkit.core.resources import cpu_count
     from paperkit.methods.sve import inputs as sin
-    from paperkit.methods.sve import metrics as sm
-    from paperkit.methods.sve.render import labels_of
 
     data = T.render_dataset(0, 8000, 128, 4)
     held = sin.read_packed(sin.SHIPPED_EVAL, labels=True)
@@ -87,10 +85,8 @@ def test_five_minutes_of_training_ground_and_find_junctions():
     finally:
         torch.set_num_threads(threads)
     preds, _ = T.predict(enc, held["images"], batch_size=64, device=torch.device("cpu"))
-    truths = [labels_of(held, i) for i in range(len(held["images"]))]
-    map50 = sm.mean_average_precision([(p["boxes"], p["classes"], p["scores"]) for p in preds],
-                                      [(b, c) for b, c, _ in truths], 5)["map50"]
-    f1 = sm.junction_scores([p["junctions"] for p in preds], [j for _, _, j in truths])["f1"]
+    m = T.primitive_metrics(preds, held)
+    map50, f1 = m["map50"], m["junction"]["f1"]
     assert map50 >= 0.5 and f1 >= 0.7, (map50, f1, seconds)
     if _cpu_has_bfloat16():
         assert seconds <= FIVE_MINUTES, (seconds, map50, f1)

@@ -441,18 +441,22 @@ def probe_predict(encoder, global_encoder, router, probe, data, *, grid: int, ba
 LEVEL_NAMES = ("fused_p2", "p3", "p4", "p5")
 
 
+def primitive_metrics(preds: list[dict], data: dict[str, np.ndarray]) -> dict[str, Any]:
+    """mAP@0.5 (and AP per class) and junction P/R/F1@4px of decoded predictions against ``data``'s labels."""
+    truths = [labels_of(data, i) for i in range(len(data["images"]))]
+    det = metrics.mean_average_precision([(p["boxes"], p["classes"], p["scores"]) for p in preds],
+                                         [(b, c) for b, c, _ in truths], N_CLASSES)
+    return {"map50": det["map50"], "ap50_per_class": {CLASSES[c]: v for c, v in det["ap_per_class"].items()},
+            "junction": metrics.junction_scores([p["junctions"] for p in preds], [j for _, _, j in truths])}
+
+
 def evaluate(models: dict[str, Any], data: dict[str, np.ndarray], *, grid: int, batch_size: int, device,
              junction_threshold: float = 0.3) -> dict[str, Any]:
     """Every metric of the spec on a labelled packed set."""
     preds, edges, features = predict(models["encoder"], data["images"], batch_size=batch_size, device=device,
                                      junction_threshold=junction_threshold, global_encoder=models["global"], grid=grid)
-    truths = [labels_of(data, i) for i in range(len(data["images"]))]
-    det = metrics.mean_average_precision([(p["boxes"], p["classes"], p["scores"]) for p in preds],
-                                         [(b, c) for b, c, _ in truths], N_CLASSES)
     return {
-        "map50": det["map50"],
-        "ap50_per_class": {CLASSES[c]: v for c, v in det["ap_per_class"].items()},
-        "junction": metrics.junction_scores([p["junctions"] for p in preds], [j for _, _, j in truths]),
+        **primitive_metrics(preds, data),
         "boundary": metrics.boundary_scores(edges, data["boundary"]),
         **probe_metrics(models, data, grid=grid, batch_size=batch_size, device=device, features=features),
         "n_images": len(data["images"]), "n_questions": len(data["q_image"]),
