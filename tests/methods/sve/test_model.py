@@ -139,6 +139,55 @@ def test_training_reduces_losses_and_counts_baseline_freezes_its_trunk():
     assert curves[-1]["centre"] < curves[0]["centre"]
 
 
+def test_coarse_targets_put_each_box_centre_at_its_cell_on_every_level():
+    """Centre targets at P3-P5 (strides 8, 16, 32), checked against the box labels directly: a peak of 1 in the
+    box's class at the cell holding its centre, the box size / image size and the sub-cell offset there; the
+    stride-4 targets do not change when the coarse ones are asked for."""
+    data = render_set(2, 4, size=64)
+    idx = np.arange(4)
+    plain, t = T.targets(data, idx), T.targets(data, idx, coarse=True)
+    assert all(torch.equal(plain[k], t[k]) for k in plain)
+    assert [h.shape[-1] for h, _ in t["coarse"]] == [8, 4, 2]
+    from paperkit.methods.sve.render import labels_of
+
+    for (heat, reg), stride in zip(t["coarse"], (8, 16, 32), strict=True):
+        for r in idx:
+            boxes, classes, _ = labels_of(data, int(r))
+            for (x0, y0, x1, y1), c in zip(boxes, classes, strict=True):
+                cx, cy = ((x0 + x1) / 2 + 0.5) / stride, ((y0 + y1) / 2 + 0.5) / stride
+                u, v = min(int(cx), 64 // stride - 1), min(int(cy), 64 // stride - 1)
+                assert heat[r, c, v, u] == 1.0 and reg[r, 4, v, u] == 1.0
+            # one box per cell is kept (the last drawn); every masked cell holds a box of this image
+            for v, u in zip(*np.nonzero(reg[r, 4].numpy()), strict=True):
+                w, h, dx, dy = (float(x) for x in reg[r, :4, v, u])
+                assert any(abs(w - (b[2] - b[0]) / 64) < 1e-6 and abs(h - (b[3] - b[1]) / 64) < 1e-6
+                           and abs(u + dx - ((b[0] + b[2]) / 2 + 0.5) / stride) < 1e-5 for b in boxes)
+
+
+def test_coarse_grounding_reaches_every_pyramid_level():
+    """Without the coarse loss no gradient reaches the smoothing convs of P4 and P5 (the router's coarse levels
+    would be untrained); with it every FPN parameter gets one. The 'heads' stage (frozen trunk) leaves it off."""
+    data = render_set(1, 4, size=64)
+    cfg = {"widths": [8, 8, 16, 16], "channels": 16, "grid": 4, "router": "on", "concat": "channel"}
+    torch.manual_seed(0)
+    enc = T.build_models(cfg)["encoder"]
+    idx = np.arange(4)
+    x = T.images_tensor(data["images"][idx])
+
+    def smoothing_grads(coarse):
+        enc.zero_grad(set_to_none=True)
+        losses = T.primitive_losses(enc(x, coarse=coarse), T.targets(data, idx, coarse=coarse))
+        assert ("coarse_grounding" in losses) == coarse
+        sum(losses.values()).backward()
+        return [all(p.grad is not None and bool(p.grad.abs().sum() > 0) for p in level.parameters())
+                for level in enc.fpn.smooth]
+
+    assert smoothing_grads(False) == [True, True, False, False]
+    assert smoothing_grads(True) == [True, True, True, True]
+    enc.eval()
+    assert "grounding_coarse" not in enc(x)
+
+
 def test_fourier_unit_runs_in_float32_under_bfloat16_autocast():
     """The spectral unit leaves autocast: its output under bfloat16 autocast is the float32 output, bit for bit
     (complex bfloat16 does not exist; a bfloat16 1x1 conv on the spectrum would lose the map-wide sums)."""

@@ -2,7 +2,8 @@
 the feature router and the probe (spec "Method" 1-2 and "Small encoder for CPU").
 
 * ``Backbone``: 4 conv stages at strides 4/8/16/32; ``FPN``: 64 channels with DropBlock.
-* ``PrimitiveEncoder``: CenterNet grounding head (class-centre heatmaps, size, offset) on P2; the fusion of
+* ``PrimitiveEncoder``: CenterNet grounding head (class-centre heatmaps, size, offset) on P2, and in training
+  on P3-P5 too (GLIP's head runs on every pyramid level; decoding reads P2); the fusion of
   the paper's boundary/junction branch: multi-head attention with the fine level (P2) as query and the
   coarse level (P3) as key/value, 2x upsampling, then an FFC block (local conv + rFFT spectral unit);
   junction heatmap (+ offset) and boundary map read the fused map.
@@ -177,7 +178,8 @@ class PrimitiveEncoder(nn.Module):
     """Backbone + FPN + grounding, junction and boundary heads. ``forward`` returns a dict of maps.
 
     Heads share one 3x3 trunk per resolution: centre heatmaps (5), size (2), offset (2) on P2 at stride 4;
-    junction heatmap (1), junction offset (2) and boundary (1) on the fused map at stride 2.
+    junction heatmap (1), junction offset (2) and boundary (1) on the fused map at stride 2. With ``coarse``
+    (training) the grounding head also runs on P3, P4 and P5 (``grounding_coarse``).
     """
 
     def __init__(self, widths: tuple[int, ...] = (32, 48, 96, 128), channels: int = 64, drop: float = 0.1):
@@ -195,12 +197,18 @@ class PrimitiveEncoder(nn.Module):
         pyr = self.fpn(self.backbone(x))
         return pyr, self.fusion(pyr[0], pyr[1])
 
-    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    def forward(self, x: torch.Tensor, coarse: bool = False) -> dict[str, torch.Tensor]:
         pyr, fused = self.levels(x)
         g, p = self.grounding(pyr[0]), self.pixel(fused)
         boundary = F.interpolate(p[:, 3:4], size=x.shape[-2:], mode="bilinear", align_corners=False)
-        return {"centre": g[:, :N_CLASSES], "size": g[:, N_CLASSES:N_CLASSES + 2], "offset": g[:, N_CLASSES + 2:],
-                "junction": p[:, :1], "junction_offset": p[:, 1:3], "boundary": boundary, "pyramid": pyr, "fused": fused}
+        out = {"centre": g[:, :N_CLASSES], "size": g[:, N_CLASSES:N_CLASSES + 2], "offset": g[:, N_CLASSES + 2:],
+               "junction": p[:, :1], "junction_offset": p[:, 1:3], "boundary": boundary, "pyramid": pyr, "fused": fused}
+        if coarse:
+            # Deep supervision of P3-P5: the shared grounding head runs on every coarse level too, as GLIP's
+            # detection head does on each FPN level. Without it no loss reaches P4's and P5's smoothing convs,
+            # and the router's two coarse levels would hand on untrained features. Decoding reads P2 only.
+            out["grounding_coarse"] = [self.grounding(level) for level in pyr[1:]]
+        return out
 
     @property
     def level_channels(self) -> tuple[int, ...]:

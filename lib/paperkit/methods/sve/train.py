@@ -2,8 +2,9 @@
 
 Coordinates: pixel ``j`` has its centre at ``x = j``; a feature cell ``u`` at stride ``s`` covers pixels
 ``[s*u - 0.5, s*(u + 1) - 0.5)``, so a point maps to cell ``(x + 0.5)/s`` and back with ``s*c - 0.5``.
-Losses: CenterNet focal loss on heatmaps, L1 on size and offsets, BCE + Dice on the boundary, Poisson
-NLL on class counts; the probe is trained with cross-entropy on frozen encoders.
+Losses: CenterNet focal loss on heatmaps, L1 on size and offsets (the grounding terms on P2 and, averaged, on
+P3-P5), BCE + Dice on the boundary, Poisson NLL on class counts; the probe is trained with cross-entropy on
+frozen encoders.
 """
 
 from __future__ import annotations
@@ -109,32 +110,49 @@ def _cell(p: np.ndarray, stride: int) -> np.ndarray:
     return (np.asarray(p, np.float64) + 0.5) / stride
 
 
-def targets(data: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, torch.Tensor]:
+COARSE_STRIDES = (8, 16, 32)     # P3, P4, P5: deep supervision of the grounding head (training only)
+
+
+def _centre_targets(boxes: np.ndarray, classes: np.ndarray, size: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """Class-centre heatmaps (5, h, h) and (w, h, dx, dy, mask) (5, h, h) of one image at ``stride``."""
+    hc = size // stride
+    heat = np.zeros((N_CLASSES, hc, hc), np.float32)
+    reg = np.zeros((5, hc, hc), np.float32)
+    for (x0, y0, x1, y1), c in zip(boxes, classes, strict=True):
+        centre = _cell(((x0 + x1) / 2, (y0 + y1) / 2), stride)
+        u = np.minimum(np.floor(centre).astype(int), hc - 1)
+        sigma = max(0.5, 0.1 * np.sqrt((x1 - x0) * (y1 - y0)) / stride)
+        heat[c] = np.maximum(heat[c], _gaussian((hc, hc), u[0], u[1], sigma))
+        reg[:, u[1], u[0]] = [(x1 - x0) / size, (y1 - y0) / size, centre[0] - u[0], centre[1] - u[1], 1.0]
+    return heat, reg
+
+
+def targets(data: dict[str, np.ndarray], idx: np.ndarray, coarse: bool = False) -> dict[str, torch.Tensor]:
     """Training targets of images ``idx``: centre heatmaps, sizes and offsets at stride 4 (with a mask),
-    junction heatmap and offsets at stride 2, boundary map."""
+    junction heatmap and offsets at stride 2, boundary map; with ``coarse``, the centre targets at the strides
+    of P3-P5 too (``coarse``: one (heat, reg) pair per level)."""
     n, size = len(idx), data["images"].shape[1]
-    hc, hj = size // CENTRE_STRIDE, size // JUNCTION_STRIDE
-    heat = np.zeros((n, N_CLASSES, hc, hc), np.float32)
-    reg = np.zeros((n, 5, hc, hc), np.float32)            # w, h, dx, dy, mask
+    strides = (CENTRE_STRIDE,) + (COARSE_STRIDES if coarse else ())
+    centres = [(np.zeros((n, N_CLASSES, size // s, size // s), np.float32), np.zeros((n, 5, size // s, size // s), np.float32))
+               for s in strides]
+    hj = size // JUNCTION_STRIDE
     jheat = np.zeros((n, 1, hj, hj), np.float32)
     jreg = np.zeros((n, 3, hj, hj), np.float32)           # dx, dy, mask
     for r, i in enumerate(idx):
         boxes, classes, junctions = labels_of(data, int(i))
-        for (x0, y0, x1, y1), c in zip(boxes, classes, strict=True):
-            centre = _cell(((x0 + x1) / 2, (y0 + y1) / 2), CENTRE_STRIDE)
-            u = np.minimum(np.floor(centre).astype(int), hc - 1)
-            sigma = max(0.5, 0.1 * np.sqrt((x1 - x0) * (y1 - y0)) / CENTRE_STRIDE)
-            g = _gaussian((hc, hc), u[0], u[1], sigma)
-            heat[r, c] = np.maximum(heat[r, c], g)
-            reg[r, :, u[1], u[0]] = [(x1 - x0) / size, (y1 - y0) / size, centre[0] - u[0], centre[1] - u[1], 1.0]
+        for (heat, reg), stride in zip(centres, strides, strict=True):
+            heat[r], reg[r] = _centre_targets(boxes, classes, size, stride)
         for p in junctions:
             cell = _cell(p, JUNCTION_STRIDE)
             u = np.minimum(np.floor(cell).astype(int), hj - 1)
             g = _gaussian((hj, hj), u[0], u[1], JUNCTION_SIGMA / JUNCTION_STRIDE)
             jheat[r, 0] = np.maximum(jheat[r, 0], g)
             jreg[r, :, u[1], u[0]] = [cell[0] - u[0], cell[1] - u[1], 1.0]
-    return {"heat": torch.from_numpy(heat), "reg": torch.from_numpy(reg), "jheat": torch.from_numpy(jheat),
-            "jreg": torch.from_numpy(jreg), "boundary": torch.from_numpy(data["boundary"][idx].astype(np.float32))[:, None]}
+    t = {"heat": torch.from_numpy(centres[0][0]), "reg": torch.from_numpy(centres[0][1]), "jheat": torch.from_numpy(jheat),
+         "jreg": torch.from_numpy(jreg), "boundary": torch.from_numpy(data["boundary"][idx].astype(np.float32))[:, None]}
+    if coarse:
+        t["coarse"] = [(torch.from_numpy(h), torch.from_numpy(r)) for h, r in centres[1:]]
+    return t
 
 
 def images_tensor(images: np.ndarray) -> torch.Tensor:
@@ -162,13 +180,25 @@ def dice_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return (1 - (2 * inter + 1) / (p.sum((1, 2, 3)) + target.sum((1, 2, 3)) + 1)).mean()
 
 
-def primitive_losses(out: dict[str, torch.Tensor], t: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def grounding_loss(g: torch.Tensor, heat: torch.Tensor, reg: torch.Tensor) -> torch.Tensor:
+    """Focal loss on the centre heatmaps plus the L1 terms of size (x5) and offset, of one level's head output."""
+    mask = reg[:, 4:5]
+    return (focal_loss(g[:, :N_CLASSES], heat) + 5.0 * masked_l1(g[:, N_CLASSES:N_CLASSES + 2], reg[:, :2], mask)
+            + masked_l1(g[:, N_CLASSES + 2:], reg[:, 2:4], mask))
+
+
+def primitive_losses(out: dict[str, Any], t: dict[str, Any]) -> dict[str, torch.Tensor]:
     mask = t["reg"][:, 4:5]
     jmask = t["jreg"][:, 2:3]
+    coarse = {}
+    if "grounding_coarse" in out:   # the mean over P3-P5 of the same grounding loss as on P2
+        levels = zip(out["grounding_coarse"], t["coarse"], strict=True)
+        coarse["coarse_grounding"] = torch.stack([grounding_loss(g, h, r) for g, (h, r) in levels]).mean()
     return {
         "centre": focal_loss(out["centre"], t["heat"]),
         "size": 5.0 * masked_l1(out["size"], t["reg"][:, :2], mask),
         "offset": masked_l1(out["offset"], t["reg"][:, 2:4], mask),
+        **coarse,
         "junction": focal_loss(out["junction"], t["jheat"]),
         "junction_offset": masked_l1(out["junction_offset"], t["jreg"][:, :2], jmask),
         "boundary": F.binary_cross_entropy_with_logits(out["boundary"], t["boundary"]) + dice_loss(out["boundary"], t["boundary"]),
@@ -191,13 +221,17 @@ def _batches(n: int, batch_size: int, gen: torch.Generator) -> list[np.ndarray]:
 TRAIN_DTYPES = ("float32", "bfloat16")
 
 
-def encoder_forward(model: torch.nn.Module, x: torch.Tensor, dtype: str = "float32") -> dict[str, Any]:
-    """``model(x)``; with ``dtype`` 'bfloat16' under bfloat16 autocast on channels-last input, the outputs cast
-    back to float32 so the losses are computed in float32."""
+def _to(t: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    return {k: [tuple(x.to(device) for x in pair) for pair in v] if k == "coarse" else v.to(device) for k, v in t.items()}
+
+
+def encoder_forward(model: torch.nn.Module, x: torch.Tensor, dtype: str = "float32", **kwargs: Any) -> dict[str, Any]:
+    """``model(x, **kwargs)``; with ``dtype`` 'bfloat16' under bfloat16 autocast on channels-last input, the outputs
+    cast back to float32 so the losses are computed in float32."""
     if dtype != "bfloat16":
-        return model(x)
+        return model(x, **kwargs)
     with torch.autocast(x.device.type, dtype=torch.bfloat16):
-        out = model(x.contiguous(memory_format=torch.channels_last))
+        out = model(x.contiguous(memory_format=torch.channels_last), **kwargs)
     return {k: v.float() if torch.is_tensor(v) else [m.float() for m in v] for k, v in out.items()}
 
 
@@ -212,6 +246,9 @@ def train_encoder(model: torch.nn.Module, data: dict[str, np.ndarray], *, kind: 
     if dtype not in TRAIN_DTYPES:
         raise ValueError(f"dtype {dtype!r}: expected one of {TRAIN_DTYPES}")
     mixed = dtype == "bfloat16"
+    # P3-P5 are supervised only when they train (kind 'primitives'); on a frozen trunk ('heads') the coarse loss
+    # would only pull the shared grounding head away from P2, the level it decodes.
+    coarse = kind == "primitives"
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     params = [p for p in (train_parts(model) if train_parts else model.parameters()) if p.requires_grad]
@@ -230,12 +267,13 @@ def train_encoder(model: torch.nn.Module, data: dict[str, np.ndarray], *, kind: 
         sums: dict[str, float] = {}
         batches = _batches(len(data["images"]), batch_size, gen)
         for idx in progress(batches, desc=f"{kind} epoch {epoch}", unit="batch"):
-            out = encoder_forward(model, images_tensor(data["images"][idx]).to(device), dtype)
+            x = images_tensor(data["images"][idx]).to(device)
             if kind == "counts":
+                out = encoder_forward(model, x, dtype)
                 losses = {"counts": F.poisson_nll_loss(out["counts"], counts_of(data, idx).to(device), log_input=True)}
             else:
-                t = {k: v.to(device) for k, v in targets(data, idx).items()}
-                losses = primitive_losses(out, t)
+                out = encoder_forward(model, x, dtype, coarse=coarse)
+                losses = primitive_losses(out, _to(targets(data, idx, coarse=coarse), device))
             loss = sum(losses.values())
             opt.zero_grad(set_to_none=True)
             loss.backward()
