@@ -137,6 +137,7 @@ def test_training_reduces_losses_and_counts_baseline_freezes_its_trunk():
     assert all(torch.equal(before[k], after[k]) for k in before if k.startswith("backbone.") and "weight" in k)
     assert not torch.equal(before["grounding.2.weight"], after["grounding.2.weight"])
     assert curves[-1]["centre"] < curves[0]["centre"]
+    assert "coarse_grounding" not in curves[0]      # frozen trunk: P3-P5 are not supervised
 
 
 def test_coarse_targets_put_each_box_centre_at_its_cell_on_every_level():
@@ -223,8 +224,9 @@ def test_bfloat16_forward_tracks_float32_and_training_is_deterministic():
     def fit():
         torch.manual_seed(0)
         enc = T.build_models(cfg)["encoder"]
-        T.train_encoder(enc, data, kind="primitives", epochs=2, batch_size=4, lr=5e-3, seed=0,
-                        device=torch.device("cpu"), dtype="bfloat16")
+        curves = T.train_encoder(enc, data, kind="primitives", epochs=2, batch_size=4, lr=5e-3, seed=0,
+                                 device=torch.device("cpu"), dtype="bfloat16")
+        assert curves[0]["coarse_grounding"] > 0       # multi-task training supervises P3-P5
         return enc.state_dict()
 
     s1, s2 = fit(), fit()

@@ -180,24 +180,24 @@ def dice_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return (1 - (2 * inter + 1) / (p.sum((1, 2, 3)) + target.sum((1, 2, 3)) + 1)).mean()
 
 
-def grounding_loss(g: torch.Tensor, heat: torch.Tensor, reg: torch.Tensor) -> torch.Tensor:
-    """Focal loss on the centre heatmaps plus the L1 terms of size (x5) and offset, of one level's head output."""
+def grounding_terms(g: torch.Tensor, heat: torch.Tensor, reg: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The grounding losses of one level's head output: focal loss on the centre heatmaps, L1 on the size (x5)
+    and offset where a box centre lies."""
     mask = reg[:, 4:5]
-    return (focal_loss(g[:, :N_CLASSES], heat) + 5.0 * masked_l1(g[:, N_CLASSES:N_CLASSES + 2], reg[:, :2], mask)
-            + masked_l1(g[:, N_CLASSES + 2:], reg[:, 2:4], mask))
+    return {"centre": focal_loss(g[:, :N_CLASSES], heat),
+            "size": 5.0 * masked_l1(g[:, N_CLASSES:N_CLASSES + 2], reg[:, :2], mask),
+            "offset": masked_l1(g[:, N_CLASSES + 2:], reg[:, 2:4], mask)}
 
 
 def primitive_losses(out: dict[str, Any], t: dict[str, Any]) -> dict[str, torch.Tensor]:
-    mask = t["reg"][:, 4:5]
     jmask = t["jreg"][:, 2:3]
+    p2 = torch.cat([out["centre"], out["size"], out["offset"]], dim=1)
     coarse = {}
     if "grounding_coarse" in out:   # the mean over P3-P5 of the same grounding loss as on P2
         levels = zip(out["grounding_coarse"], t["coarse"], strict=True)
-        coarse["coarse_grounding"] = torch.stack([grounding_loss(g, h, r) for g, (h, r) in levels]).mean()
+        coarse["coarse_grounding"] = torch.stack([sum(grounding_terms(g, h, r).values()) for g, (h, r) in levels]).mean()
     return {
-        "centre": focal_loss(out["centre"], t["heat"]),
-        "size": 5.0 * masked_l1(out["size"], t["reg"][:, :2], mask),
-        "offset": masked_l1(out["offset"], t["reg"][:, 2:4], mask),
+        **grounding_terms(p2, t["heat"], t["reg"]),
         **coarse,
         "junction": focal_loss(out["junction"], t["jheat"]),
         "junction_offset": masked_l1(out["junction_offset"], t["jreg"][:, :2], jmask),
