@@ -288,20 +288,15 @@ def _learn(variant, steps, seed):
     return np.mean([e["return"] for e in final]), np.mean([e["cost"] for e in final])
 
 
-@pytest.mark.heavy
-@pytest.mark.xfail(strict=True, reason="not reached: held-out cost AUROC 0.63-0.68 (training streams 0.99) after 1179-1504 updates: "
-                   "157 cost events in 50 layouts are memorised (an MLP on the privileged vector itself: 0.78 held-out "
-                   "from 5k steps, 0.99 from 20k); L_align rises 0.76 -> 5.0 nats (the oracle encodes what observations "
-                   "hide); examples/pigdreamer/README.md")
-def test_world_model_learns_full_size():
-    """Check 4: after 5k random steps of HazardNav (vector obs), cost-head AUROC ≥ 0.85 on held-out real
-    transitions and L_align falls ≥ 50% from its first value, within 3 minutes of one core (CPU time of this
-    thread, so a busy machine does not shorten the training)."""
+@pytest.fixture(scope="module")
+def world_model_after_5k_steps():
+    """Check 4's run: 5k random HazardNav steps (vector obs), the pig world model trained for 170 s of this
+    thread's CPU time (within the 3 minutes; a busy machine does not shorten the training). Held-out: as many
+    fresh layouts as training (50 episodes); 10 episodes (1k steps) made the AUROC swing by ±0.15 with the few
+    episodes that hold its ≈ 45 cost events. Returns the held-out and training-stream AUROCs and L_align per update."""
     import time
 
     t0 = time.thread_time()
-    # held-out: as many fresh layouts as training (50 episodes); 10 episodes (1k steps) made the AUROC swing
-    # by ±0.15 with the few episodes that hold its ≈ 45 cost events
     train, held = random_replay(HazardNavCore(8), 625, 0), random_replay(HazardNavCore(8), 625, 99)
     core = HazardNavCore(1)
     agent = Agent(AgentConfig(variant="pig", wm_lr=1e-3), core.obs_shape, core.priv_dim, core.n_actions, True)
@@ -311,9 +306,29 @@ def test_world_model_learns_full_size():
         loss, parts, _, _ = agent.world_model_loss(train.sample(16, 32, gen), gen)
         agent._step(agent.wm_opt, loss, 1000.0)
         aligns.append(float(parts["align"]))
-    auroc = cost_auroc(agent, held)
-    print(f"updates {len(aligns)} auroc {auroc:.3f} (training streams {cost_auroc(agent, train):.3f}) align {aligns[0]:.3f} -> {np.mean(aligns[-10:]):.3f}")
-    assert auroc >= 0.85 and np.mean(aligns[-10:]) <= 0.5 * aligns[0]
+    auroc, seen = cost_auroc(agent, held), cost_auroc(agent, train)
+    print(f"updates {len(aligns)} auroc {auroc:.3f} (training streams {seen:.3f}) align {aligns[0]:.3f} -> "
+          f"{np.mean(aligns[-10:]):.3f}")
+    return auroc, aligns
+
+
+@pytest.mark.heavy
+def test_world_model_cost_head_generalises_within_three_minutes(world_model_after_5k_steps):
+    """Check 4, first half: after 5k steps the cost head's AUROC on held-out real transitions is ≥ 0.85. It
+    holds since the privileged vector lists the hazards nearest first (0.94 after 400 updates, 0.96 after 1,000;
+    in slot order 0.63-0.68 after 1,179-1,504 updates: the rule was memorised per layout)."""
+    auroc, _ = world_model_after_5k_steps
+    assert auroc >= 0.85
+
+
+@pytest.mark.heavy
+@pytest.mark.xfail(strict=True, reason="L_align rises 0.76 -> ~5 nats: the oracle posterior decodes the privileged "
+                   "vector, i.e. the hazards the observation hides, so KL[oracle || naive posterior] grows from its "
+                   "untrained first value; examples/pigdreamer/README.md")
+def test_world_model_align_falls_by_half(world_model_after_5k_steps):
+    """Check 4, second half: L_align has fallen ≥ 50% from its first value."""
+    _, aligns = world_model_after_5k_steps
+    assert np.mean(aligns[-10:]) <= 0.5 * aligns[0]
 
 
 @pytest.mark.heavy

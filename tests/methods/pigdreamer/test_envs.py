@@ -70,8 +70,8 @@ def test_hazardnav_kernel_matches_its_python_reference():
 
 
 def test_hazardnav_rules():
-    """Reward is minus the change in Manhattan distance (+1 at the goal), cost is being on a hazard, and a
-    hazard shows in the patch only when adjacent."""
+    """Reward is minus the change in Manhattan distance (+1 at the goal), cost is being on a hazard, a hazard
+    shows in the patch only when adjacent, and the privileged vector lists the hazards nearest first."""
     core = envs.HazardNavCore(64)
     b = core.reset(np.arange(64))
     rng = np.random.default_rng(2)
@@ -88,6 +88,10 @@ def test_hazardnav_rules():
         assert patch[:, [0, 4], :].sum() == 0 and patch[:, :, [0, 4]].sum() == 0   # never beyond adjacent
         near = (np.abs(core.haz - core.agent[:, None]).max(-1) <= 1).sum()
         hidden_seen += near - patch.sum()
+        for i in range(64):    # privileged vector: agent, goal, then the hazard offsets as a set, nearest first
+            offsets = sorted((tuple(h - core.agent[i]) for h in core.haz[i]),
+                             key=lambda o: (max(abs(o[0]), abs(o[1])), abs(o[0]) + abs(o[1]), o))
+            np.testing.assert_array_equal(b.privileged[i], [*core.agent[i], *core.goal[i], *np.ravel(offsets)])
     assert hidden_seen > 0                                                            # some adjacent hazards hidden
 
 
@@ -194,3 +198,34 @@ def test_make_core_reads_a_registered_id_like_the_builtin_core():
     out = a.reset([0, 1])
     step = a.step([1, 2])
     assert out.obs.shape == (2, 75) and step.privileged.shape == (2, 10)
+
+
+def test_cost_rule_is_learnable_from_5k_privileged_vectors():
+    """Why the hazards are listed nearest first: from 5k random steps (≈ 160 cost events) a small MLP on the
+    privileged vector finds the rule "a hazard at offset (0, 0)" for held-out layouts. In slot order it has to
+    learn the rule once per slot and reached a held-out AUROC of 0.77 (README, check 4)."""
+    import torch
+    from sklearn.metrics import roc_auc_score
+
+    from paperkit.methods.pigdreamer.nets import symlog
+    from paperkit.methods.pigdreamer.train import random_replay
+
+    def steps(seed):
+        replay = random_replay(envs.HazardNavCore(8), 625, seed)
+        data = {k: v[:, : replay.filled].flatten(0, 1) for k, v in replay.data.items()}
+        keep = ~data["is_first"]
+        return symlog(data["privileged"][keep]), (data["cost"][keep] > 0).float()
+
+    (x, y), (x_held, y_held) = steps(0), steps(99)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(x.shape[1], 128), torch.nn.ReLU(), torch.nn.Linear(128, 128),
+                              torch.nn.ReLU(), torch.nn.Linear(128, 1))
+    opt, gen = torch.optim.Adam(net.parameters(), 1e-3), torch.Generator().manual_seed(0)
+    for _ in range(600):
+        i = torch.randint(0, len(x), (512,), generator=gen)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(net(x[i]).squeeze(-1), y[i])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        assert roc_auc_score(y_held.numpy(), net(x_held).squeeze(-1).numpy()) >= 0.95

@@ -2,9 +2,10 @@
 
 * HazardNav-PO: a 9×9 grid, one goal, 3 hazards resampled per episode, 100-step episodes. The agent sees
   an egocentric 5×5 patch (wall, goal, hazard channels); a hazard shows only when adjacent, and then with
-  probability 0.5. Privileged vector (in cells): agent and goal coordinates, hazard offsets from the agent. Reward: minus the change in
-  Manhattan goal distance, +1 at the goal (which respawns); cost 1 per step on a hazard (the agent's new
-  cell against the hazards before they move, so cost is a function of the privileged vector and action).
+  probability 0.5. Privileged vector (in cells): agent and goal coordinates, hazard offsets from the agent,
+  nearest first. Reward: minus the change in Manhattan goal distance, +1 at the goal (which respawns); cost 1
+  per step on a hazard (the agent's new cell against the hazards before they move, so cost is a function of
+  the privileged vector and action).
 * PointGoal-PO: a 2-D point robot in [-1, 1]² among circular hazards, seen through a short-range noisy lidar.
 
 Each task has a batched core stepping B copies at once (one numba kernel per task) and a
@@ -119,8 +120,28 @@ def _hn_observe_one(i, size, rng, agent, goal, haz, reveal, obs, priv):
     # in cells (the models symlog their inputs): a hazard under the agent is a clean 0 against ±1 for a neighbour
     priv[i, 0], priv[i, 1] = ar, ac
     priv[i, 2], priv[i, 3] = goal[i, 0], goal[i, 1]
+    # The hazards are a set: nearest first (Chebyshev, then Manhattan distance, then row and column offset), as a
+    # simulator's hazard sensor orders them by distance, not by identity. In slot order the rule "a hazard at
+    # offset (0, 0)" has to be learned once per slot, from a third of the cost events each.
     for k in range(haz.shape[1]):
-        priv[i, 4 + 2 * k], priv[i, 5 + 2 * k] = haz[i, k, 0] - ar, haz[i, k, 1] - ac
+        dr, dc = haz[i, k, 0] - ar, haz[i, k, 1] - ac
+        j = k
+        while j > 0 and _nearer(dr, dc, priv[i, 2 + 2 * j], priv[i, 3 + 2 * j]):
+            priv[i, 4 + 2 * j], priv[i, 5 + 2 * j] = priv[i, 2 + 2 * j], priv[i, 3 + 2 * j]
+            j -= 1
+        priv[i, 4 + 2 * j], priv[i, 5 + 2 * j] = dr, dc
+
+
+@njit(cache=True)
+def _nearer(dr, dc, er, ec) -> bool:
+    """Offset (dr, dc) sorts before (er, ec): a total order on cells, so equal keys are equal offsets."""
+    a, b = max(abs(dr), abs(dc)), max(abs(er), abs(ec))
+    if a != b:
+        return a < b
+    a, b = abs(dr) + abs(dc), abs(er) + abs(ec)
+    if a != b:
+        return a < b
+    return dr < er or (dr == er and dc < ec)
 
 
 @njit(cache=True)
