@@ -331,26 +331,39 @@ def test_world_model_align_falls_by_half(world_model_after_5k_steps):
     assert np.mean(aligns[-10:]) <= 0.5 * aligns[0]
 
 
+@pytest.fixture(scope="module")
+def smoke_runs_6k():
+    """Check 5's runs: pig and unprivileged, 6k steps (313 updates), seeds 0-2, the sampled evaluation
+    DreamerV3 and SafeDreamer use; per seed (pig return, pig cost, unprivileged return) over the last 10
+    evaluation episodes."""
+    rows = []
+    for seed in (0, 1, 2):
+        ret_pig, cost_pig = _learn("pig", 6000, seed)
+        ret_unp, _ = _learn("unprivileged", 6000, seed)
+        print(f"seed {seed}: pig return {ret_pig:.2f} cost {cost_pig:.2f}; unprivileged return {ret_unp:.2f}")
+        rows.append((ret_pig, cost_pig, ret_unp))
+    return rows
+
+
+@pytest.mark.heavy
+def test_end_to_end_smoke_return_half(smoke_runs_6k):
+    """Check 5, return half, on at least 2 of seeds 0-2: pig's mean return ≥ 90% of the unprivileged variant's
+    at the same seed and budget (as a margin, so it also reads right for a negative return). Measured with the
+    hazards nearest first (torch's default threads): pig 0.5, 0.2, 1.1 against -0.1, -0.3, 0.5."""
+    beats = [pig >= unp - 0.1 * abs(unp) for pig, _, unp in smoke_runs_6k]
+    assert sum(beats) >= 2, beats
+
+
 @pytest.mark.heavy
 @pytest.mark.xfail(strict=False, reason="at 6k steps the cost half is a coin flip per seed: pig's cost over seeds 0-4 "
                    "4.2/2.4/4.2/7.4/3.3 (slot-ordered privileged vector: 2.3/4.6/2.2/7.8/5.7), limit 3; "
                    "examples/pigdreamer/README.md, eighth pass")
-def test_end_to_end_smoke_pig_vs_unprivileged():
-    """Check 5 on seeds 0-2, with the sampled evaluation DreamerV3 and SafeDreamer use: on at least 2 of the 3
-    seeds, pig's last 10 evaluation episodes have mean cost ≤ 1.5 × limit and mean return ≥ 90% of the
-    unprivileged variant's at the same seed and budget (6k steps, 313 updates). Measured with the hazards
-    nearest first (torch's default threads): pig 0.5 / cost 4.2, 0.2 / 2.4, 1.1 / 4.2 against unprivileged
-    -0.1, -0.3, 0.5: the return half holds on 3 seeds, the cost half on seed 1 only. With the slot-ordered
-    vector the same run passed seeds 0 and 2, but over seeds 0-4 its cost half held on 2 of 5 (new: 1 of 5):
-    10 sampled episodes of a policy still near random decide it, not the method."""
-    passed = []
-    for seed in (0, 1, 2):
-        ret_pig, cost_pig = _learn("pig", 6000, seed)
-        ret_unp, _ = _learn("unprivileged", 6000, seed)
-        beats = ret_pig >= (ret_unp - 0.1 * abs(ret_unp))       # 90% of the return, also for a negative one
-        passed.append(cost_pig <= 1.5 * 2.0 and beats)
-        print(f"seed {seed}: pig return {ret_pig:.2f} cost {cost_pig:.2f}; unprivileged return {ret_unp:.2f}")
-    assert sum(passed) >= 2, passed
+def test_end_to_end_smoke_cost_half(smoke_runs_6k):
+    """Check 5, cost half, on at least 2 of seeds 0-2: pig's mean cost ≤ 1.5 × limit (3). Measured: 4.2, 2.4,
+    4.2. With the slot-ordered vector the same run passed seeds 0 and 2, but over seeds 0-4 its cost half held
+    on 2 of 5 (new: 1 of 5): 10 sampled episodes of a policy still near random decide it, not the method."""
+    within = [cost <= 1.5 * 2.0 for _, cost, _ in smoke_runs_6k]
+    assert sum(within) >= 2, within
 
 
 def test_ppo_lagrangian_trains_logs_the_multiplier_and_deploys_without_privileged_input():
