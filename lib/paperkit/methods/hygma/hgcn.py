@@ -6,6 +6,8 @@ against every hyperedge's key. (A softmax restricted to an agent's own hyperedge
 groups partition the agents, as spectral clustering's do, and would leave the attention untrained.)
 ``mode="code"`` is the official code's layer (ReLU(XΘ), group sums, multi-head attention, ReLU(Linear)).
 Attention weights keep their gradient (the official code detached them), so L_attention trains them.
+On CPU the paper mode's attention step runs as numba kernels (:mod:`paperkit.methods.hygma.kernels`); the
+torch code here is the same arithmetic for other devices and the tests' reference.
 """
 
 from __future__ import annotations
@@ -18,6 +20,16 @@ from torch import nn
 from torch.autograd.function import once_differentiable
 from torch.nn import functional as F
 
+from paperkit.methods.hygma.kernels import fused_attend, infer_hgcn
+
+# Paper-mode layers on CPU run the attention step as one numba pass each way (kernels.py); the torch
+# formulation below serves other devices and is what the tests compare the kernels against.
+FUSE_ON_CPU = True
+# Without autograd and at most this many agent rows (a rollout step: B envs × n agents), the whole paper-mode
+# HGCN is one numba call per layer: there ~25 torch calls of a few µs each cost more than the arithmetic. Larger
+# batches (target networks in an update) keep torch's GEMMs.
+INFER_ROWS = 512
+
 
 @dataclass(frozen=True)
 class Incidence:
@@ -27,14 +39,18 @@ class Incidence:
     edge_mean: torch.Tensor       # (E, n): H with rows divided by the hyperedge sizes
     half_member: torch.Tensor     # (n, E, 1, 1): ½Hᵀ with rows divided by each agent's number of hyperedges
     dv: torch.Tensor | None       # (n, 1, 1, 1) D_v^{-1/2} of H_a; None when it is the identity
+    half_agents: torch.Tensor     # (n, E) ½Hᵀ normalised, contiguous    } the fused kernel's forms
+    dv_agents: torch.Tensor       # (n,) D_v^{-1/2}, ones where identity  }
 
     @classmethod
     def of(cls, h: torch.Tensor) -> Incidence:
         member = h.T / h.T.sum(-1, keepdim=True).clamp(min=1)
         covered = member.sum(-1, keepdim=True)   # 1 for an agent in some hyperedge, else 0
         # H_a = ½(member + A) and A's rows (a softmax) sum to 1, so row i of H_a sums to ½(covered_i + 1).
-        dv = None if bool((covered == 1).all()) else (0.5 * (covered + 1)).rsqrt()[..., None, None]
-        return cls(h / h.sum(dim=1, keepdim=True).clamp(min=1), 0.5 * member[..., None, None], dv)
+        dv_agents = (0.5 * (covered + 1)).rsqrt().view(-1)
+        dv = None if bool((covered == 1).all()) else dv_agents[:, None, None, None]
+        half = (0.5 * member).contiguous()
+        return cls(h / h.sum(dim=1, keepdim=True).clamp(min=1), half[..., None, None], dv, half, dv_agents)
 
 
 def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -142,6 +158,10 @@ class HypergraphAttention(nn.Module):
         edges = (inc.edge_mean @ xt.reshape(n, -1)).view(-1, b, d)         # (E, B, d) member means: one GEMM
         q = F.linear(xt, query.weight, query.bias).view(n, b, heads, c)
         k = F.linear(edges, key.weight, key.bias).view(-1, b, heads, c)
+        if self.mode == "paper" and FUSE_ON_CPU and xt.device.type == "cpu":
+            nodes, attention = fused_attend(xt.view(n, b, heads, c), q, k, inc.half_agents, inc.dv_agents,
+                                            self.scale)
+            return torch.relu(nodes.view(n, b, d)), attention
         attention = torch.softmax(dot(q, k) * self.scale, dim=1)            # (n, E, B, heads) over hyperedges
         if self.mode == "code":
             mixed = mix_edges(attention, edges.view(-1, b, heads, c)).view(n, b, d)
@@ -171,12 +191,31 @@ class HGCN(nn.Module):
 
     def forward(self, x: torch.Tensor, h: torch.Tensor | Incidence) -> tuple[torch.Tensor, list[torch.Tensor]]:
         inc = h if isinstance(h, Incidence) else Incidence.of(h)
+        first = self.layers[0]
+        if (FUSE_ON_CPU and first.mode == "paper" and x.device.type == "cpu" and not torch.is_grad_enabled()
+                and x.shape[0] * x.shape[1] <= INFER_ROWS):
+            return infer_hgcn(x, self._numpy_parameters(), inc.edge_mean, inc.half_agents, inc.dv_agents,
+                              first.heads, [layer.scale for layer in self.layers])
         x, products = x.transpose(0, 1), _products()
         attentions = []
         for layer in self.layers:
             x, att = layer.agents_first(x, inc, products)
             attentions.append(att.permute(2, 3, 0, 1))
         return x.transpose(0, 1), attentions
+
+    def _numpy_parameters(self) -> list[tuple]:
+        """Each layer's θ, query and key weights and biases as numpy views of the parameters, cached while the
+        parameters keep their storage (optimiser steps and ``load_state_dict`` write in place; a copy of the
+        module, e.g. a target network, has its own storage and so rebuilds its views)."""
+        params = [p for layer in self.layers for lin in (layer.theta, layer.query, layer.key)
+                  for p in (lin.weight, lin.bias)]
+        key = tuple(p.data_ptr() for p in params)
+        cached = self.__dict__.get("_numpy_cache")
+        if cached is None or cached[0] != key:
+            arrays = [p.detach().numpy() for p in params]
+            cached = (key, [tuple(arrays[6 * i:6 * i + 6]) for i in range(len(self.layers))])
+            self.__dict__["_numpy_cache"] = cached
+        return cached[1]
 
 
 def attention_loss(attention: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
