@@ -150,8 +150,9 @@ def test_fused_kernel_gradients_match_finite_differences():
 
     inc = Incidence.of(H.double())
     gen = torch.Generator().manual_seed(4)
-    x, q = (torch.randn(6, 3, 2, 5, generator=gen, dtype=torch.float64, requires_grad=True) for _ in range(2))
-    k = torch.randn(3, 3, 2, 5, generator=gen, dtype=torch.float64, requires_grad=True)
+    # features first: (heads, channels, agents or hyperedges, batch rows)
+    x, q = (torch.randn(2, 5, 6, 3, generator=gen, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    k = torch.randn(2, 5, 3, 3, generator=gen, dtype=torch.float64, requires_grad=True)
     dv = torch.linspace(0.7, 1.0, 6, dtype=torch.float64)          # a non-trivial D_v^{-1/2}
     assert torch.autograd.gradcheck(
         lambda a, b, c: FusedHyperedgeAttention.apply(a, b, c, inc.half_agents, dv, 0.6), (x, q, k))

@@ -6,8 +6,9 @@ against every hyperedge's key. (A softmax restricted to an agent's own hyperedge
 groups partition the agents, as spectral clustering's do, and would leave the attention untrained.)
 ``mode="code"`` is the official code's layer (ReLU(XΘ), group sums, multi-head attention, ReLU(Linear)).
 Attention weights keep their gradient (the official code detached them), so L_attention trains them.
-On CPU the paper mode's attention step runs as numba kernels (:mod:`paperkit.methods.hygma.kernels`); the
-torch code here is the same arithmetic for other devices and the tests' reference.
+On CPU the paper mode works features first (activations (d, n·B), linears as GEMMs on them) with its
+attention step in numba kernels (:mod:`paperkit.methods.hygma.kernels`); the agents-first torch code here is
+the same arithmetic for other devices and the code mode, and the tests' reference.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ FUSE_ON_CPU = True
 # HGCN is one numba call per layer: there ~25 torch calls of a few µs each cost more than the arithmetic. Larger
 # batches (target networks in an update) keep torch's GEMMs.
 INFER_ROWS = 512
+
+
+def _fused(layer: HypergraphAttention, x: torch.Tensor) -> bool:
+    """Whether this call takes the numba kernels (paper mode, CPU)."""
+    return FUSE_ON_CPU and layer.mode == "paper" and x.device.type == "cpu"
 
 
 @dataclass(frozen=True)
@@ -141,8 +147,27 @@ class HypergraphAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, h: torch.Tensor | Incidence) -> tuple[torch.Tensor, torch.Tensor]:
         inc = h if isinstance(h, Incidence) else Incidence.of(h)
+        if _fused(self, x):
+            b, n, _ = x.shape
+            out, attention = self.features_first(x.transpose(0, 1).reshape(n * b, -1).T, n, b, inc)
+            return out.view(-1, n, b).permute(2, 1, 0), attention.permute(3, 0, 1, 2)
         out, attention = self.agents_first(x.transpose(0, 1), inc)
         return out.transpose(0, 1), attention.permute(2, 3, 0, 1)
+
+    def features_first(self, x: torch.Tensor, n: int, b: int, inc: Incidence) -> tuple[torch.Tensor, torch.Tensor]:
+        """The paper mode on CPU: x (d_in, n·B), columns agent-major → features (out, n·B) and attention
+        (heads, n, E, B), the attention step in the numba kernels (the linears as GEMMs on the transposed
+        activations, so no copies between them)."""
+        theta, query, key = self.theta, self.query, self.key
+        d, heads = theta.out_features, self.heads
+        c = d // heads
+        xt = torch.addmm(theta.bias[:, None], theta.weight, x)                      # (d, n·B)
+        edges = torch.matmul(inc.edge_mean, xt.view(d, n, b))                         # (d, E, B) member means
+        q = torch.addmm(query.bias[:, None], query.weight, xt)
+        k = torch.addmm(key.bias[:, None], key.weight, edges.reshape(d, -1))
+        nodes, attention = fused_attend(xt.view(heads, c, n, b), q.view(heads, c, n, b),
+                                        k.view(heads, c, -1, b), inc.half_agents, inc.dv_agents, self.scale)
+        return torch.relu(nodes.view(d, n * b)), attention
 
     def agents_first(self, x: torch.Tensor, inc: Incidence, products: tuple | None = None
                      ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -158,10 +183,6 @@ class HypergraphAttention(nn.Module):
         edges = (inc.edge_mean @ xt.reshape(n, -1)).view(-1, b, d)         # (E, B, d) member means: one GEMM
         q = F.linear(xt, query.weight, query.bias).view(n, b, heads, c)
         k = F.linear(edges, key.weight, key.bias).view(-1, b, heads, c)
-        if self.mode == "paper" and FUSE_ON_CPU and xt.device.type == "cpu":
-            nodes, attention = fused_attend(xt.view(n, b, heads, c), q, k, inc.half_agents, inc.dv_agents,
-                                            self.scale)
-            return torch.relu(nodes.view(n, b, d)), attention
         attention = torch.softmax(dot(q, k) * self.scale, dim=1)            # (n, E, B, heads) over hyperedges
         if self.mode == "code":
             mixed = mix_edges(attention, edges.view(-1, b, heads, c)).view(n, b, d)
@@ -192,10 +213,17 @@ class HGCN(nn.Module):
     def forward(self, x: torch.Tensor, h: torch.Tensor | Incidence) -> tuple[torch.Tensor, list[torch.Tensor]]:
         inc = h if isinstance(h, Incidence) else Incidence.of(h)
         first = self.layers[0]
-        if (FUSE_ON_CPU and first.mode == "paper" and x.device.type == "cpu" and not torch.is_grad_enabled()
-                and x.shape[0] * x.shape[1] <= INFER_ROWS):
-            return infer_hgcn(x, self._numpy_parameters(), inc.edge_mean, inc.half_agents, inc.dv_agents,
-                              first.heads, [layer.scale for layer in self.layers])
+        if _fused(first, x):
+            if not torch.is_grad_enabled() and x.shape[0] * x.shape[1] <= INFER_ROWS:
+                return infer_hgcn(x, self._numpy_parameters(), inc.edge_mean, inc.half_agents, inc.dv_agents,
+                                  first.heads, [layer.scale for layer in self.layers])
+            b, n, _ = x.shape
+            cur, attentions = x.transpose(0, 1).reshape(n * b, -1).T, []
+            for layer in self.layers:
+                cur, att = layer.features_first(cur, n, b, inc)
+                attentions.append(att.permute(3, 0, 1, 2))
+            # contiguous rows for the fc and the consistency loss (on the permuted view both ran ~1.5 ms slower)
+            return cur.view(-1, n, b).permute(2, 1, 0).contiguous(), attentions
         x, products = x.transpose(0, 1), _products()
         attentions = []
         for layer in self.layers:
