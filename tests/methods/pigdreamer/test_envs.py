@@ -123,6 +123,11 @@ def test_pointgoal_rules_against_a_numpy_reference():
         np.testing.assert_array_equal(b.cost, (np.linalg.norm(haz - new[:, None], axis=-1) < 0.15).any(1))
         np.testing.assert_allclose(b.obs[:, :12], _numpy_lidar(new, haz, 12, 0.5), atol=1e-6)
         np.testing.assert_allclose(b.obs[:, 12:24], _numpy_lidar(new, core.goal[:, None], 12, 0.5), atol=1e-6)
+        np.testing.assert_allclose(b.privileged[:, :4], np.concatenate([core.pos, core.goal], 1), atol=1e-6)
+        offsets = core.haz - core.pos[:, None]                     # the hazards as a set: nearest first
+        order = np.argsort((offsets ** 2).sum(-1), axis=1, kind="stable")
+        want_priv = np.take_along_axis(offsets, order[..., None], 1).reshape(128, -1)
+        np.testing.assert_allclose(b.privileged[:, 4:], want_priv, atol=1e-6)
     noisy = envs.PointGoalCore(4096)
     b = noisy.reset(np.arange(4096))
     far = _numpy_lidar(noisy.pos, noisy.haz, 12, 0.5) == 0

@@ -7,6 +7,7 @@
   per step on a hazard (the agent's new cell against the hazards before they move, so cost is a function of
   the privileged vector and action).
 * PointGoal-PO: a 2-D point robot in [-1, 1]² among circular hazards, seen through a short-range noisy lidar.
+  Privileged vector: robot and goal positions, hazard offsets from the robot, nearest first.
 
 Each task has a batched core stepping B copies at once (one numba kernel per task) and a
 single-copy gymnasium ``Env`` over the same core. Every copy draws from its own MINSTD stream (int64, the same
@@ -294,7 +295,7 @@ def _pg_lidar_one(i, pos, points, m, bins, lidar_range, out):
 @njit(cache=True)
 def _pg_observe_one(i, rng, pos, vel, goal, haz, bins, lidar_range, noise, obs, priv, scratch):
     """Noisy hazard lidar (N(0, 1) by Marsaglia's polar method: one accepted pair of uniforms gives the noise
-    of two bins), goal lidar, velocity; and the privileged vector (robot, goal, hazard positions)."""
+    of two bins), goal lidar, velocity; and the privileged vector (robot, goal, hazard offsets nearest first)."""
     _pg_lidar_one(i, pos, haz[i], haz.shape[1], bins, lidar_range, scratch)
     spare = 0.0
     for b in range(bins):
@@ -314,8 +315,24 @@ def _pg_observe_one(i, rng, pos, vel, goal, haz, bins, lidar_range, noise, obs, 
         obs[i, bins + b] = scratch[b]
     obs[i, 2 * bins], obs[i, 2 * bins + 1] = vel[i, 0], vel[i, 1]
     priv[i, 0], priv[i, 1], priv[i, 2], priv[i, 3] = pos[i, 0], pos[i, 1], goal[i, 0], goal[i, 1]
+    # The hazards as a set, as HazardNav's: offsets from the robot, nearest first (Euclidean distance, then the
+    # offset), so "a hazard within the radius" is a rule on the first offset rather than one per slot.
     for k in range(haz.shape[1]):
-        priv[i, 4 + 2 * k], priv[i, 5 + 2 * k] = haz[i, k, 0], haz[i, k, 1]
+        dx, dy = haz[i, k, 0] - pos[i, 0], haz[i, k, 1] - pos[i, 1]
+        j = k
+        while j > 0 and _closer(dx, dy, priv[i, 2 + 2 * j], priv[i, 3 + 2 * j]):
+            priv[i, 4 + 2 * j], priv[i, 5 + 2 * j] = priv[i, 2 + 2 * j], priv[i, 3 + 2 * j]
+            j -= 1
+        priv[i, 4 + 2 * j], priv[i, 5 + 2 * j] = dx, dy
+
+
+@njit(cache=True)
+def _closer(dx, dy, ex, ey) -> bool:
+    """Whether offset (dx, dy) sorts before (ex, ey): smaller Euclidean distance, then the offset itself."""
+    d, e = dx * dx + dy * dy, ex * ex + ey * ey
+    if d != e:
+        return d < e
+    return dx < ex or (dx == ex and dy < ey)
 
 
 @njit(cache=True)
