@@ -125,24 +125,35 @@ def _hn_observe_one(i, size, rng, agent, goal, haz, reveal, obs, priv):
     # simulator's hazard sensor orders them by distance, not by identity. In slot order the rule "a hazard at
     # offset (0, 0)" has to be learned once per slot, from a third of the cost events each.
     for k in range(haz.shape[1]):
-        dr, dc = haz[i, k, 0] - ar, haz[i, k, 1] - ac
-        j = k
-        while j > 0 and _nearer(dr, dc, priv[i, 2 + 2 * j], priv[i, 3 + 2 * j]):
-            priv[i, 4 + 2 * j], priv[i, 5 + 2 * j] = priv[i, 2 + 2 * j], priv[i, 3 + 2 * j]
-            j -= 1
-        priv[i, 4 + 2 * j], priv[i, 5 + 2 * j] = dr, dc
+        _insert_nearest(priv, i, k, haz[i, k, 0] - ar, haz[i, k, 1] - ac, False)
 
 
 @njit(cache=True)
-def _nearer(dr, dc, er, ec) -> bool:
-    """Offset (dr, dc) sorts before (er, ec): a total order on cells, so equal keys are equal offsets."""
-    a, b = max(abs(dr), abs(dc)), max(abs(er), abs(ec))
-    if a != b:
-        return a < b
-    a, b = abs(dr) + abs(dc), abs(er) + abs(ec)
-    if a != b:
-        return a < b
-    return dr < er or (dr == er and dc < ec)
+def _insert_nearest(priv, i, k, dx, dy, euclidean):
+    """Insertion-sort step: put hazard k's offset (dx, dy) into priv[i, 4:], whose first k offsets are sorted,
+    nearest first. Grid order (``euclidean`` False): Chebyshev, then Manhattan distance; plane order: Euclidean
+    distance. Ties go by the offset itself, so the order is total and equal keys are equal offsets."""
+    j = k
+    while j > 0 and _sorts_before(dx, dy, priv[i, 2 + 2 * j], priv[i, 3 + 2 * j], euclidean):
+        priv[i, 4 + 2 * j], priv[i, 5 + 2 * j] = priv[i, 2 + 2 * j], priv[i, 3 + 2 * j]
+        j -= 1
+    priv[i, 4 + 2 * j], priv[i, 5 + 2 * j] = dx, dy
+
+
+@njit(cache=True)
+def _sorts_before(dx, dy, ex, ey, euclidean) -> bool:
+    if euclidean:
+        a, b = dx * dx + dy * dy, ex * ex + ey * ey
+        if a != b:
+            return a < b
+    else:
+        a, b = max(abs(dx), abs(dy)), max(abs(ex), abs(ey))
+        if a != b:
+            return a < b
+        a, b = abs(dx) + abs(dy), abs(ex) + abs(ey)
+        if a != b:
+            return a < b
+    return dx < ex or (dx == ex and dy < ey)
 
 
 @njit(cache=True)
@@ -318,21 +329,7 @@ def _pg_observe_one(i, rng, pos, vel, goal, haz, bins, lidar_range, noise, obs, 
     # The hazards as a set, as HazardNav's: offsets from the robot, nearest first (Euclidean distance, then the
     # offset), so "a hazard within the radius" is a rule on the first offset rather than one per slot.
     for k in range(haz.shape[1]):
-        dx, dy = haz[i, k, 0] - pos[i, 0], haz[i, k, 1] - pos[i, 1]
-        j = k
-        while j > 0 and _closer(dx, dy, priv[i, 2 + 2 * j], priv[i, 3 + 2 * j]):
-            priv[i, 4 + 2 * j], priv[i, 5 + 2 * j] = priv[i, 2 + 2 * j], priv[i, 3 + 2 * j]
-            j -= 1
-        priv[i, 4 + 2 * j], priv[i, 5 + 2 * j] = dx, dy
-
-
-@njit(cache=True)
-def _closer(dx, dy, ex, ey) -> bool:
-    """Whether offset (dx, dy) sorts before (ex, ey): smaller Euclidean distance, then the offset itself."""
-    d, e = dx * dx + dy * dy, ex * ex + ey * ey
-    if d != e:
-        return d < e
-    return dx < ex or (dx == ex and dy < ey)
+        _insert_nearest(priv, i, k, haz[i, k, 0] - pos[i, 0], haz[i, k, 1] - pos[i, 1], True)
 
 
 @njit(cache=True)
