@@ -133,7 +133,8 @@ class HypergraphAttention(nn.Module):
 
     ``h`` is the incidence (E, n) or its precomputed :class:`Incidence`. Inside, tensors are agents first,
     (n, B, d), and the attention (n, E, B, heads): every product over the few agents and hyperedges is then a
-    broadcast over contiguous (B, d) blocks or one matrix product, never B·heads tiny matrix products."""
+    broadcast over contiguous (B, d) blocks or one matrix product, never B·heads tiny matrix products. The
+    paper mode on CPU works features first instead (:meth:`features_first`)."""
 
     def __init__(self, in_dim: int, out_dim: int, heads: int = 4, mode: str = "paper"):
         super().__init__()
