@@ -194,3 +194,26 @@ def test_rollout_inference_path_equals_the_autograd_path_and_follows_weight_upda
             p.mul_(0.5)
     both(clone)
     both(net)
+
+
+@pytest.mark.parametrize("rows", [0, 1, 200])
+@pytest.mark.parametrize("h", [torch.ones(1, 6), H[:2]], ids=["one-hyperedge", "partition"])
+def test_fused_and_torch_paths_agree_on_edge_sizes(h, rows, monkeypatch):
+    """An empty batch, one row, and more rows than the rollout path takes (200 × 6 agents > INFER_ROWS), with one
+    hyperedge (``grouping="single"``) and two; without and with autograd."""
+    from paperkit.methods.hygma import hgcn
+
+    torch.manual_seed(6)
+    net, x = HGCN(7), torch.randn(rows, 6, 7)
+    outs = []
+    for fuse in (True, False):
+        monkeypatch.setattr(hgcn, "FUSE_ON_CPU", fuse)
+        with torch.no_grad():
+            plain = net(x, h)
+        outs.append((plain, net(x, h)))
+    for (a, atts_a), (b, atts_b) in zip(outs[0], outs[1], strict=True):
+        assert a.shape == b.shape == (rows, 6, 48)
+        torch.testing.assert_close(a.detach(), b.detach(), rtol=0, atol=1e-6)
+        for p, q in zip(atts_a, atts_b, strict=True):
+            assert p.shape == q.shape == (rows, 4, 6, h.shape[0])
+            torch.testing.assert_close(p.detach(), q.detach(), rtol=0, atol=1e-6)

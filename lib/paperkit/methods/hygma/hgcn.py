@@ -150,8 +150,8 @@ class HypergraphAttention(nn.Module):
         inc = h if isinstance(h, Incidence) else Incidence.of(h)
         if _fused(self, x):
             b, n, _ = x.shape
-            out, attention = self.features_first(x.transpose(0, 1).reshape(n * b, -1).T, n, b, inc)
-            return out.view(-1, n, b).permute(2, 1, 0), attention.permute(3, 0, 1, 2)
+            out, attention = self.features_first(x.transpose(0, 1).reshape(n * b, x.shape[-1]).T, n, b, inc)
+            return out.view(out.shape[0], n, b).permute(2, 1, 0), attention.permute(3, 0, 1, 2)
         out, attention = self.agents_first(x.transpose(0, 1), inc)
         return out.transpose(0, 1), attention.permute(2, 3, 0, 1)
 
@@ -161,13 +161,13 @@ class HypergraphAttention(nn.Module):
         activations, so no copies between them)."""
         theta, query, key = self.theta, self.query, self.key
         d, heads = theta.out_features, self.heads
-        c = d // heads
+        c, edges_n = d // heads, inc.edge_mean.shape[0]
         xt = torch.addmm(theta.bias[:, None], theta.weight, x)                      # (d, n·B)
         edges = torch.matmul(inc.edge_mean, xt.view(d, n, b))                         # (d, E, B) member means
         q = torch.addmm(query.bias[:, None], query.weight, xt)
-        k = torch.addmm(key.bias[:, None], key.weight, edges.reshape(d, -1))
+        k = torch.addmm(key.bias[:, None], key.weight, edges.reshape(d, edges_n * b))
         nodes, attention = fused_attend(xt.view(heads, c, n, b), q.view(heads, c, n, b),
-                                        k.view(heads, c, -1, b), inc.half_agents, inc.dv_agents, self.scale)
+                                        k.view(heads, c, edges_n, b), inc.half_agents, inc.dv_agents, self.scale)
         return torch.relu(nodes.view(d, n * b)), attention
 
     def agents_first(self, x: torch.Tensor, inc: Incidence, products: tuple | None = None
@@ -177,16 +177,16 @@ class HypergraphAttention(nn.Module):
         theta, query, key = self.theta, self.query, self.key
         n, b, _ = x.shape
         heads, d = self.heads, theta.out_features
-        c = d // heads
+        c, e = d // heads, inc.edge_mean.shape[0]
         xt = F.linear(x, theta.weight, theta.bias)
         if self.mode == "code":
             xt = torch.relu(xt)
-        edges = (inc.edge_mean @ xt.reshape(n, -1)).view(-1, b, d)         # (E, B, d) member means: one GEMM
+        edges = (inc.edge_mean @ xt.reshape(n, b * d)).view(e, b, d)         # (E, B, d) member means: one GEMM
         q = F.linear(xt, query.weight, query.bias).view(n, b, heads, c)
-        k = F.linear(edges, key.weight, key.bias).view(-1, b, heads, c)
+        k = F.linear(edges, key.weight, key.bias).view(e, b, heads, c)
         attention = torch.softmax(dot(q, k) * self.scale, dim=1)            # (n, E, B, heads) over hyperedges
         if self.mode == "code":
-            mixed = mix_edges(attention, edges.view(-1, b, heads, c)).view(n, b, d)
+            mixed = mix_edges(attention, edges.view(e, b, heads, c)).view(n, b, d)
             return torch.relu(F.linear(mixed, self.out.weight, self.out.bias)), attention
         # D_v^{-1/2} H_a W D_e^{-1} H_aᵀ D_v^{-1/2} X Θ per head with W = I and the attended incidence
         # H_a = ½(Hᵀ_norm + A), written ½Hᵀ_norm + ½A (the same floats: halving is exact); D_v comes precomputed
@@ -219,12 +219,12 @@ class HGCN(nn.Module):
                 return infer_hgcn(x, self._numpy_parameters(), inc.edge_mean, inc.half_agents, inc.dv_agents,
                                   first.heads, [layer.scale for layer in self.layers])
             b, n, _ = x.shape
-            cur, attentions = x.transpose(0, 1).reshape(n * b, -1).T, []
+            cur, attentions = x.transpose(0, 1).reshape(n * b, x.shape[-1]).T, []
             for layer in self.layers:
                 cur, att = layer.features_first(cur, n, b, inc)
                 attentions.append(att.permute(3, 0, 1, 2))
             # contiguous rows for the fc and the consistency loss (on the permuted view both ran ~1.5 ms slower)
-            return cur.view(-1, n, b).permute(2, 1, 0).contiguous(), attentions
+            return cur.view(cur.shape[0], n, b).permute(2, 1, 0).contiguous(), attentions
         x, products = x.transpose(0, 1), _products()
         attentions = []
         for layer in self.layers:
