@@ -170,20 +170,15 @@ def _attend_backward(x, q, k, half, dv, scale, att, grad_out, grad_att, gx, gq, 
                 a, g = att[h, i, e], gha[i, e]
                 for b in range(rows):
                     g[b] = a[b] * (g[b] - dot[b]) * scale
+        # scores s_ie = scale · q_i·k_e: each (i, e) sends its gradient to both sides
+        gq[h] = zero
+        gk[h] = zero
         for j in range(c):
             for i in range(n):
-                gqi = gq[h, j, i]
-                gqi[:] = zero
                 for e in range(edges):
-                    kj, g = k[h, j, e], gha[i, e]
+                    qj, kj, gqi, gke, g = q[h, j, i], k[h, j, e], gq[h, j, i], gk[h, j, e], gha[i, e]
                     for b in range(rows):
                         gqi[b] += g[b] * kj[b]
-            for e in range(edges):
-                gke = gk[h, j, e]
-                gke[:] = zero
-                for i in range(n):
-                    qj, g = q[h, j, i], gha[i, e]
-                    for b in range(rows):
                         gke[b] += g[b] * qj[b]
 
 
