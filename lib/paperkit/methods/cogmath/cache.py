@@ -25,6 +25,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 from paperkit.core.errors import InputError
@@ -49,10 +50,30 @@ def cache_key(model: str, settings: str, prompt: str) -> str:
     return h.hexdigest()
 
 
+def _while_locked(step):
+    """Run ``step`` again while SQLite answers "database is locked" without waiting, for up to the busy timeout.
+
+    Switching a new file to WAL and the first schema write can fail that way at once, without the busy handler,
+    when another process is creating the same cache (seen in test_two_processes_share_one_cache)."""
+    deadline, pause = time.monotonic() + _BUSY_TIMEOUT_S, 0.005
+    while True:
+        try:
+            return step()
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(2 * pause, 0.2)
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     con = sqlite3.connect(str(path), timeout=_BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a crash of the process
+    try:
+        _while_locked(lambda: con.execute("PRAGMA journal_mode=WAL"))
+        con.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a crash of the process
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
@@ -202,7 +223,7 @@ class ResponseCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
                 con = _connect(self.path)
-                _init_schema(con)
+                _while_locked(lambda: _init_schema(con))
             except sqlite3.Error as e:
                 raise InputError(f"{self.path}: cannot create the response cache ({e})") from None
             self._con = con
