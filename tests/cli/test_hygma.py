@@ -46,11 +46,9 @@ def test_same_seed_same_bytes_with_two_processes(pk, tiny_run, tmp_path):
     assert r.exit_code == 0, r.stderr
     assert len(r.stdout.strip().splitlines()) == 1 and json.loads(r.stdout)["mean"][0]["algo"] == "hygma-qmix"
     for name in ("curves.csv", "groups.jsonl", "attention.npy", "summary.json"):
-        if name == "summary.json":   # timings differ; the learning results do not
-            a, b = read_json(d / name), read_json(tiny_run / name)
-            assert [(r["return"], r["success"]) for r in a["runs"]] == [(r["return"], r["success"]) for r in b["runs"]]
-        else:
-            assert (d / name).read_bytes() == (tiny_run / name).read_bytes(), name
+        assert (d / name).read_bytes() == (tiny_run / name).read_bytes(), name
+    timing = read_json(d / "manifest.json")["extra"]["timing"]   # timings live in the manifest
+    assert set(timing) == {"hygma-qmix_s0", "vdn_s0"} and timing["vdn_s0"]["env_steps_per_s"] > 0
 
 
 def test_resume_continues_from_finished_stages(pk, tiny_run, tmp_path):

@@ -86,9 +86,9 @@ def cli(run_dir, resume, force, jobs, **_):
     share collected), epsilon, k, losses), groups.jsonl (algo, seed, step, k, groups (0-based agent
     order), silhouette, moved fraction, accepted), attention.npy (samples × heads × agents × k_max),
     model.pt (every job's weights, for hygma-eval), summary.json (final greedy return/success per run,
-    mean ± s.e. per algorithm, env steps/s, clustering share of time; on group-capture each run's
-    helped matrix, specialisation and group ARI as in hygma-eval),
-    manifest.json. Each (algo, seed) is a checkpointed stage: --resume continues. Prints each run's
+    mean ± s.e. per algorithm; on group-capture each run's helped matrix, specialisation and group ARI
+    as in hygma-eval; the same bytes for the same seeds), manifest.json (with each run's timings: seconds
+    by phase, env steps/s, clustering share of time). Each (algo, seed) is a checkpointed stage: --resume continues. Prints each run's
     evaluation lines and the final table on stderr, and one JSON line on stdout.
 
     \b
@@ -105,6 +105,7 @@ def cli(run_dir, resume, force, jobs, **_):
         SUCCESS,
         HygmaTrainSettings,
         execute_hygma_train,
+        job_name,
         model_blob,
         prepare_hygma_train,
     )
@@ -125,10 +126,10 @@ def cli(run_dir, resume, force, jobs, **_):
     io.write_array(run.file("attention.npy"), result.attention)
     io.save_torch(run.file("model.pt"), model_blob(s, result.models))
     io.write_json(run.file("summary.json"), result.summary)
-    options.report_table(result.summary["runs"], [
+    options.report_table([{**r, **result.timing[job_name(r["algo"], r["seed"])]} for r in result.summary["runs"]], [
         ("algo", "algo", ""), ("seed", "seed", ""), ("return", "return", ".3f"), ("success", metric, ".3f"),
         ("k", "k", ""), ("group_ari", "group ARI", ".2f"), ("env_steps_per_s", "steps/s", ".0f"),
         ("cluster_share", "cluster time", ".1%")], title=f"hygma-train: {s.env} {s.preset}, {s.steps} steps")
-    runtime.write_manifest(run_dir=run.path, seed=s.seeds[0])
+    runtime.write_manifest(run_dir=run.path, seed=s.seeds[0], extra={"timing": result.timing})
     options.echo_data(json.dumps({"run_dir": str(run.path), "env": s.env, "preset": s.preset,
                                   "mean": result.summary["mean"]}))

@@ -135,6 +135,7 @@ class HygmaTrainResult:
     summary: dict
     models: dict[str, dict]
     attention: np.ndarray
+    timing: dict[str, dict]     # per job: seconds by phase and env steps/s (the manifest's, not a data file's)
 
 
 def _fit_job(s: HygmaTrainSettings, config: TrainConfig, seed: int, on_steps: Callable[[int], None] | None = None) -> dict:
@@ -178,7 +179,7 @@ def execute_hygma_train(inputs: HygmaTrainInputs, run: Any, progress: Callable[.
     s = inputs.settings
     pending = [(a, seed) for a, seed in inputs.jobs if not run.has_checkpoint(f"{job_name(a, seed)}.pt")]
     workers = min(resolve_jobs(jobs), len(pending))
-    curves, groups, rows, models, attention = [], [], [], {}, []
+    curves, groups, rows, models, attention, timing = [], [], [], {}, [], {}
     with progress(total=len(inputs.jobs), desc="hygma-train", unit="run") as bar:
         if workers > 1:
             _train_in_pool(inputs, run, pending, workers, bar)
@@ -195,22 +196,26 @@ def execute_hygma_train(inputs: HygmaTrainInputs, run: Any, progress: Callable[.
             models[name] = done["checkpoint"]
             attention.append(done["attention"].numpy())
             rows.append(_run_row(algo, seed, done))
+            timing[name] = _job_timing(done["timing"])
     summary = {"env": s.env, "preset": s.preset, "steps": s.steps, "n_agents": inputs.n_agents,
                "success_metric": SUCCESS.get(s.env, "return"),
                "runs": rows, "mean": summarize(rows)}
     width = max((a.shape[-1] for a in attention if a.size), default=1)
     kept = [np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, width - a.shape[-1])]) for a in attention if a.size]
     att = np.concatenate(kept, 0) if kept else np.zeros((0,), np.float32)
-    return HygmaTrainResult(curves, groups, summary, models, att.astype(np.float32))
+    return HygmaTrainResult(curves, groups, summary, models, att.astype(np.float32), timing)
+
+
+def _job_timing(timing: dict) -> dict:
+    """One job's timings, with clustering's share of its wall time (the issue's < 5 % target)."""
+    return {**timing, "cluster_share": timing["cluster_s"] / max(timing["wall_s"], 1e-9)}
 
 
 def _run_row(algo: str, seed: int, done: dict) -> dict:
-    final, timing = done["final"], done["timing"]
+    final = done["final"]
     row = {"algo": algo, "seed": seed, "return": final["return"], "success": final["success"],
            "k": done["groups"][-1]["k"],
-           "regroupings": sum(g["kind"] == "dynamic" and g["accepted"] for g in done["groups"]),
-           "env_steps_per_s": timing["env_steps_per_s"], "train_s": timing["wall_s"],
-           "cluster_share": timing["cluster_s"] / max(timing["wall_s"], 1e-9)}
+           "regroupings": sum(g["kind"] == "dynamic" and g["accepted"] for g in done["groups"])}
     if "helped" in final:   # group-capture: catches each agent helped with, per prey, in the final evaluation
         row["helped"] = np.asarray(final["helped"]).tolist()
         row["specialisation"] = specialisation(final["helped"])
