@@ -88,8 +88,9 @@ def cli(run_dir, resume, force, jobs, **_):
     model.pt (every job's weights, for hygma-eval), summary.json (final greedy return/success per run,
     mean ± s.e. per algorithm; on group-capture each run's helped matrix, specialisation and group ARI
     as in hygma-eval; the same bytes for the same seeds), manifest.json (with each run's timings: seconds
-    by phase, env steps/s, clustering share of time). Each (algo, seed) is a checkpointed stage: --resume continues. Prints each run's
-    evaluation lines and the final table on stderr, and one JSON line on stdout.
+    by phase, env steps/s, clustering share of time). Each (algo, seed) is a checkpointed stage: --resume
+    continues. Prints each run's evaluation lines and the final table on stderr, and one JSON line on
+    stdout.
 
     \b
     Examples:
