@@ -80,7 +80,8 @@ def test_eval_uses_the_deployed_policy(pk, tiny_run, tmp_path):
 
 def test_eval_policy_sample_by_default_greedy_on_request_and_old_models_greedy(pk, tiny_run, tmp_path):
     """Training evaluations sample the actor (DreamerV3/SafeDreamer); pigdreamer-eval follows the run unless
-    told otherwise; a model.pt written before --eval-policy existed reads as greedy, as it was evaluated."""
+    told otherwise; a model.pt written before --eval-policy existed reads as greedy, as it was evaluated, and one
+    written before --goal-compass existed as trained without it."""
     import torch
 
     from paperkit.methods.pigdreamer.train import config_from_dict
@@ -93,6 +94,9 @@ def test_eval_policy_sample_by_default_greedy_on_request_and_old_models_greedy(p
     blob = torch.load(tiny_run / "model.pt", weights_only=False)
     old = {k: v for k, v in blob["config"].items() if k != "eval_policy"}
     assert config_from_dict(old).eval_policy == "greedy" and config_from_dict(blob["config"]).eval_policy == "sample"
+    # and one written before --goal-compass existed was trained (and is evaluated) without the compass
+    assert blob["config"]["goal_compass"] is True and read_json(tiny_run / "summary.json")["goal_compass"] is True
+    assert config_from_dict({k: v for k, v in old.items() if k != "goal_compass"}).goal_compass is False
     r = pk("pigdreamer-train", *TINY, "--eval-policy", "mode", "--run-dir", tmp_path / "x")
     assert r.exit_code == 2 and not (tmp_path / "x").exists()
 

@@ -19,6 +19,11 @@ _POS = click.IntRange(min=1, max=10**9)
 @click.option("--obs", type=click.Choice(["vector", "image"]), default="vector", show_default=True,
               help="HazardNav's egocentric 5×5 patch as a flat vector (75) or a 3×5×5 image.")
 @click.option("--moving-hazard", is_flag=True, help="Hazards take random steps (HazardNav) or drift (PointGoal).")
+@click.option("--goal-compass/--no-goal-compass", default=True, show_default=True,
+              help="HazardNav: while the goal is out of the 5×5 patch, mark 0.5 on the patch cell its offset clips "
+                   "to (its direction), as Safety-Gymnasium's goal tasks always sense the goal. Without it the goal "
+                   "is out of sight 3/4 of the time, and the privileged variants do not learn the search "
+                   "(examples/pigdreamer/README.md).")
 @click.option("--variant", type=click.Choice(VARIANTS), default="pig", show_default=True,
               help="pig (oracle posterior + L_align + asymmetric critics + twisted imagination); no-rep (without "
                    "L_align); unprivileged (= SafeDreamer); informed (decodes the privileged vector from s⁻); nli "

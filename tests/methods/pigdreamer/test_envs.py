@@ -61,9 +61,9 @@ def test_hazardnav_kernel_matches_its_python_reference():
     ref = [x.copy() for x in out]
     for _ in range(150):
         act = rng.integers(0, 5, 4)
-        envs._hn_step_batch(act, 9, 100, 0.5, True, 0.25, envs.MOVES, a.rng, a.agent, a.goal, a.haz, a.t, a.done,
+        envs._hn_step_batch(act, 9, 100, 0.5, True, True, 0.25, envs.MOVES, a.rng, a.agent, a.goal, a.haz, a.t, a.done,
                             a._obs, a._priv, *out)
-        envs._hn_step_batch.py_func(act, 9, 100, 0.5, True, 0.25, envs.MOVES, b.rng, b.agent, b.goal, b.haz, b.t,
+        envs._hn_step_batch.py_func(act, 9, 100, 0.5, True, True, 0.25, envs.MOVES, b.rng, b.agent, b.goal, b.haz, b.t,
                                     b.done, b._obs, b._priv, *ref)
         for x, y in zip(out + [a._obs, a._priv, a.haz], ref + [b._obs, b._priv, b.haz], strict=True):
             np.testing.assert_array_equal(x, y)
@@ -94,6 +94,47 @@ def test_hazardnav_rules():
             np.testing.assert_array_equal(b.privileged[i], [*core.agent[i], *core.goal[i], *np.ravel(offsets)])
     assert hidden_seen > 0                                                            # some adjacent hazards hidden
 
+
+
+def _goal_channel(agent, goal, compass):
+    """Reference goal channel: 1 on the goal inside the 5×5 patch; outside it, with the compass, 0.5 on the cell
+    the goal's offset clips to (written per copy from the rule, not from the kernel's arithmetic)."""
+    out = np.zeros((len(agent), 5, 5), np.float32)
+    for i, (a, g) in enumerate(zip(agent, goal, strict=True)):
+        dr, dc = g - a
+        if abs(dr) <= 2 and abs(dc) <= 2:
+            out[i, dr + 2, dc + 2] = 1.0
+        elif compass:
+            out[i, int(np.clip(dr, -2, 2)) + 2, int(np.clip(dc, -2, 2)) + 2] = 0.5
+    return out
+
+
+@pytest.mark.parametrize("obs", ["vector", "image"])
+def test_goal_compass_marks_the_goal_direction_and_changes_nothing_else(obs):
+    """With the compass the goal channel holds the goal (1) or its clipped direction (0.5); without it the goal
+    shows only inside the patch. Rewards, costs, the privileged vector and the other channels are identical, and
+    stepping towards the mark always shortens the goal distance."""
+    on, off = (envs.HazardNavCore(64, obs=obs, moving=True, goal_compass=c) for c in (True, False))
+    b_on, b_off = on.reset(np.arange(64)), off.reset(np.arange(64))
+    rng = np.random.default_rng(3)
+    outside = 0
+    for _ in range(150):
+        for core, b, compass in ((on, b_on, True), (off, b_off, False)):
+            np.testing.assert_array_equal(b.obs.reshape(64, 3, 5, 5)[:, 1], _goal_channel(core.agent, core.goal, compass))
+        mark = b_on.obs.reshape(64, 3, 5, 5)[:, 1].reshape(64, -1).argmax(1)
+        toward = np.stack([mark // 5 - 2, mark % 5 - 2], 1)
+        far = np.abs(on.goal - on.agent).max(1) > 2
+        outside += far.sum()
+        step = np.where(toward[:, 0] != 0, np.where(toward[:, 0] < 0, 1, 2), np.where(toward[:, 1] < 0, 3, 4))
+        before = np.abs(on.goal - on.agent).sum(1)
+        a = np.where(far, step, rng.integers(0, 5, 64))
+        b_on, b_off = on.step(a), off.step(a)
+        assert (b_on.reward[far & ~b_on.is_first] >= 1).all() and (before[far] > 0).all()
+        for key in ("reward", "cost", "privileged", "is_first", "is_last"):
+            np.testing.assert_array_equal(getattr(b_on, key), getattr(b_off, key))
+        for ch in (0, 2):
+            np.testing.assert_array_equal(b_on.obs.reshape(64, 3, 5, 5)[:, ch], b_off.obs.reshape(64, 3, 5, 5)[:, ch])
+    assert outside > 1000
 
 def _numpy_lidar(pos, points, bins, reach):
     """Reference lidar: nearest object's 1 − d/reach per sector (numpy, one sector per object)."""

@@ -2,7 +2,9 @@
 
 * HazardNav-PO: a 9×9 grid, one goal, 3 hazards resampled per episode, 100-step episodes. The agent sees
   an egocentric 5×5 patch (wall, goal, hazard channels); a hazard shows only when adjacent, and then with
-  probability 0.5. Privileged vector (in cells): agent and goal coordinates, hazard offsets from the agent,
+  probability 0.5. The goal shows as 1 inside the patch; outside it, the goal compass (on by default) marks
+  0.5 on the patch cell the goal's offset clips to, as Safety-Gymnasium's goal tasks always sense the goal
+  (goal lidar or camera). Without it the goal is out of sight ~3/4 of the time and the task is a search. Privileged vector (in cells): agent and goal coordinates, hazard offsets from the agent,
   nearest first. Reward: minus the change in Manhattan goal distance, +1 at the goal (which respawns); cost 1
   per step on a hazard (the agent's new cell against the hazards before they move, so cost is a function of
   the privileged vector and action).
@@ -101,9 +103,14 @@ def _hn_reset_one(i, size, rng, agent, goal, haz, t):
 
 
 @njit(cache=True)
-def _hn_observe_one(i, size, rng, agent, goal, haz, reveal, obs, priv):
+def _hn_observe_one(i, size, rng, agent, goal, haz, reveal, compass, obs, priv):
     obs[i] = 0.0
     ar, ac = agent[i, 0], agent[i, 1]
+    gr, gc = goal[i, 0] - ar, goal[i, 1] - ac
+    if compass and (abs(gr) > 2 or abs(gc) > 2):
+        # the goal's direction: its offset clipped to the patch (a cell between agent and goal, so on the grid);
+        # stepping towards the mark always shortens the goal distance
+        obs[i, 1, min(max(gr, -2), 2) + 2, min(max(gc, -2), 2) + 2] = 0.5
     for dr in range(-2, 3):
         for dc in range(-2, 3):
             r, c = ar + dr, ac + dc
@@ -184,8 +191,8 @@ def _hn_move_one(i, a, size, rng, agent, goal, haz, moving, move_prob, moves):
 
 
 @njit(cache=True)
-def _hn_step_batch(actions, size, horizon, reveal, moving, move_prob, moves, rng, agent, goal, haz, t, done,
-                   obs, priv, values, flags):
+def _hn_step_batch(actions, size, horizon, reveal, compass, moving, move_prob, moves, rng, agent, goal, haz, t,
+                   done, obs, priv, values, flags):
     """One step of every copy; ``values`` rows are (reward, cost), ``flags`` rows (is_first, is_last)."""
     for i in range(actions.shape[0]):
         if done[i]:
@@ -197,15 +204,15 @@ def _hn_step_batch(actions, size, horizon, reveal, moving, move_prob, moves, rng
             t[i] += 1
             flags[0, i], flags[1, i] = False, t[i] >= horizon
         done[i] = flags[1, i]
-        _hn_observe_one(i, size, rng, agent, goal, haz, reveal, obs, priv)
+        _hn_observe_one(i, size, rng, agent, goal, haz, reveal, compass, obs, priv)
 
 
 @njit(cache=True)
-def _hn_reset_batch(size, reveal, rng, agent, goal, haz, t, done, obs, priv):
+def _hn_reset_batch(size, reveal, compass, rng, agent, goal, haz, t, done, obs, priv):
     for i in range(agent.shape[0]):
         _hn_reset_one(i, size, rng, agent, goal, haz, t)
         done[i] = False
-        _hn_observe_one(i, size, rng, agent, goal, haz, reveal, obs, priv)
+        _hn_observe_one(i, size, rng, agent, goal, haz, reveal, compass, obs, priv)
 
 
 class BatchCore:
@@ -245,8 +252,8 @@ class HazardNavCore(BatchCore):
     _state_keys = ("rng", "agent", "goal", "haz", "t", "done")
 
     def __init__(self, n: int, *, obs: str = "vector", moving: bool = False, size: int = 9, n_hazards: int = 3,
-                 horizon: int = 100, reveal: float = 0.5, move_prob: float = 0.25):
-        self.n, self.size, self.horizon, self.reveal = n, size, horizon, reveal
+                 horizon: int = 100, reveal: float = 0.5, move_prob: float = 0.25, goal_compass: bool = True):
+        self.n, self.size, self.horizon, self.reveal, self.goal_compass = n, size, horizon, reveal, goal_compass
         self.moving, self.move_prob, self.image = moving, move_prob, obs == "image"
         self.obs_shape = (3, 5, 5) if self.image else (75,)
         self.priv_dim, self.discrete, self.n_actions = 4 + 2 * n_hazards, True, 5
@@ -265,16 +272,17 @@ class HazardNavCore(BatchCore):
 
     def reset(self, seeds: Any = None) -> StepBatch:
         self._seed_streams(seeds)
-        _hn_reset_batch(self.size, self.reveal, self.rng, self.agent, self.goal, self.haz, self.t, self.done,
-                        self._obs, self._priv)
+        _hn_reset_batch(self.size, self.reveal, self.goal_compass, self.rng, self.agent, self.goal, self.haz, self.t,
+                        self.done, self._obs, self._priv)
         z = np.zeros(self.n, np.float32)
         return self._batch(z, z.copy(), np.ones(self.n, np.bool_), np.zeros(self.n, np.bool_))
 
     def step(self, actions: Any) -> StepBatch:
         actions = np.asarray(actions, dtype=np.int64).reshape(self.n)
         values, flags = self._outputs()
-        _hn_step_batch(actions, self.size, self.horizon, self.reveal, self.moving, self.move_prob, MOVES, self.rng,
-                       self.agent, self.goal, self.haz, self.t, self.done, self._obs, self._priv, values, flags)
+        _hn_step_batch(actions, self.size, self.horizon, self.reveal, self.goal_compass, self.moving, self.move_prob,
+                       MOVES, self.rng, self.agent, self.goal, self.haz, self.t, self.done, self._obs, self._priv, values,
+                       flags)
         return self._stepped(values, flags)
 
 
@@ -430,8 +438,8 @@ class CoreEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, task: str = "hazardnav", obs: str = "vector", moving: bool = False):
-        self.core = CORES[task](1, obs=obs, moving=moving)
+    def __init__(self, task: str = "hazardnav", obs: str = "vector", moving: bool = False, goal_compass: bool = True):
+        self.core = make_core(task, 1, obs=obs, moving=moving, goal_compass=goal_compass)
         shape = self.core.obs_shape
         self.observation_space = gym.spaces.Box(0.0 if task == "hazardnav" else -1.0, 1.0, shape, np.float32)
         self.action_space = (gym.spaces.Discrete(self.core.n_actions) if self.core.discrete
@@ -540,8 +548,12 @@ class GymBatch(BatchCore):
         return StepBatch(np.stack(obs).astype(np.float32), np.stack(priv), reward, cost, first, last, term)
 
 
-def make_core(env: str, n: int, *, obs: str = "vector", moving: bool = False, need_privileged: bool = True) -> BatchCore:
-    """A batched core for ``hazardnav``/``pointgoal``, or B copies of a registered gymnasium id."""
+def make_core(env: str, n: int, *, obs: str = "vector", moving: bool = False, need_privileged: bool = True,
+              goal_compass: bool = True) -> BatchCore:
+    """A batched core for ``hazardnav``/``pointgoal``, or B copies of a registered gymnasium id; ``goal_compass``
+    is HazardNav's (the others sense the goal their own way)."""
+    if env == "hazardnav":
+        return HazardNavCore(n, obs=obs, moving=moving, goal_compass=goal_compass)
     if env in CORES:
         return CORES[env](n, obs=obs, moving=moving)
     register_envs()

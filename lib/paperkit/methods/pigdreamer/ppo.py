@@ -66,8 +66,9 @@ class PPOLagTrainer:
 
     def __init__(self, cfg: Any, seed: int):
         self.cfg, self.seed = cfg, seed
-        self.core = make_core(cfg.env, cfg.envs, obs=cfg.obs, moving=cfg.moving, need_privileged=False)
-        self.eval_core = make_core(cfg.env, cfg.eval_episodes, obs=cfg.obs, moving=cfg.moving, need_privileged=False)
+        env = {"obs": cfg.obs, "moving": cfg.moving, "goal_compass": cfg.goal_compass, "need_privileged": False}
+        self.core = make_core(cfg.env, cfg.envs, **env)
+        self.eval_core = make_core(cfg.env, cfg.eval_episodes, **env)
         torch.manual_seed(seed)
         self.gen = torch.Generator().manual_seed(seed)
         c = self.core

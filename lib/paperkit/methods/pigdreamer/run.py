@@ -28,6 +28,7 @@ class PigdreamerTrainSettings:
     env: str = "hazardnav"
     obs: str = "vector"
     moving_hazard: bool = False
+    goal_compass: bool = True
     variant: str = "pig"
     steps: int = 20_000
     cost_limit: float = 2.0
@@ -61,7 +62,8 @@ class PigdreamerTrainSettings:
                             penalty_init=self.penalty_init, penalty_growth=self.penalty_growth, entropy=self.entropy,
                             cost_estimate=self.cost_estimate, cost_weight=self.cost_weight,
                             cost_debias=self.cost_debias)
-        return TrainConfig(env=self.env, obs=self.obs, moving=self.moving_hazard, steps=self.steps, envs=self.envs,
+        return TrainConfig(env=self.env, obs=self.obs, moving=self.moving_hazard, goal_compass=self.goal_compass,
+                           steps=self.steps, envs=self.envs,
                            batch_size=self.batch_size, seq_len=self.seq_len, train_ratio=self.train_ratio,
                            prefill=self.prefill, eval_every=self.eval_every, eval_episodes=self.eval_episodes,
                            eval_policy=self.eval_policy,
@@ -112,7 +114,7 @@ def probe_env(s: PigdreamerTrainSettings) -> Any:
             raise UsageError(f"unknown --env {s.env!r}: not {' or '.join(BUILTIN_ENVS)} and not a registered "
                              "gymnasium id (import the package that registers it, e.g. via PYTHONSTARTUP)")
     need_priv = s.variant in PRIVILEGED or s.variant == "informed"
-    core = make_core(s.env, 1, obs=s.obs, moving=s.moving_hazard, need_privileged=need_priv)
+    core = make_core(s.env, 1, obs=s.obs, moving=s.moving_hazard, need_privileged=need_priv, goal_compass=s.goal_compass)
     core.reset([s.seed])
     action = (np.zeros(1, np.int64) if core.discrete else np.zeros((1, core.n_actions), np.float32))
     core.step(action)
@@ -186,7 +188,8 @@ def summarize_run(s: PigdreamerTrainSettings, evals: list[dict]) -> dict:
     final = [e for e in evals if e["step"] == last]
     ret = np.array([e["return"] for e in final])
     cost = np.array([e["cost"] for e in final])
-    return {"variant": s.variant, "env": s.env, "obs": s.obs, "moving_hazard": s.moving_hazard, "seed": s.seed,
+    return {"variant": s.variant, "env": s.env, "obs": s.obs, "moving_hazard": s.moving_hazard,
+            "goal_compass": s.goal_compass, "seed": s.seed,
             "steps": s.steps, "cost_limit": s.cost_limit, "eval_policy": s.eval_policy, "eval_step": last, "episodes": int(ret.size),
             "return_mean": float(ret.mean()) if ret.size else None,
             "cost_mean": float(cost.mean()) if cost.size else None,
@@ -243,7 +246,8 @@ def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
         policy, cfg = load_ppo_policy(blob)
     else:
         policy, cfg = load_policy(blob)
-    core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, need_privileged=False)
+    core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, need_privileged=False,
+                     goal_compass=cfg.goal_compass)
     mode = cfg.eval_policy if s.policy == "model" else s.policy
     rows = evaluate(policy, core, s.episodes, 7919 + s.seed, greedy=mode == "greedy")
     ret = np.array([r["return"] for r in rows])

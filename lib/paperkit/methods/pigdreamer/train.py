@@ -25,6 +25,7 @@ class TrainConfig:
     env: str = "hazardnav"
     obs: str = "vector"
     moving: bool = False
+    goal_compass: bool = True
     steps: int = 20_000
     envs: int = 8
     batch_size: int = 16
@@ -128,8 +129,9 @@ class Trainer:
     def __init__(self, cfg: TrainConfig, seed: int, device: str = "cpu"):
         self.cfg, self.seed = cfg, seed
         need_priv = cfg.agent.variant != "unprivileged"
-        self.core = make_core(cfg.env, cfg.envs, obs=cfg.obs, moving=cfg.moving, need_privileged=need_priv)
-        self.eval_core = make_core(cfg.env, cfg.eval_episodes, obs=cfg.obs, moving=cfg.moving, need_privileged=need_priv)
+        env = {"obs": cfg.obs, "moving": cfg.moving, "goal_compass": cfg.goal_compass, "need_privileged": need_priv}
+        self.core = make_core(cfg.env, cfg.envs, **env)
+        self.eval_core = make_core(cfg.env, cfg.eval_episodes, **env)
         torch.manual_seed(seed)
         self.gen = torch.Generator().manual_seed(seed)
         c = self.core
@@ -248,8 +250,8 @@ def config_dict(cfg: TrainConfig) -> dict:
 
 
 def config_from_dict(d: dict) -> TrainConfig:
-    # model.pt files written before --eval-policy existed were evaluated greedily
-    return TrainConfig(**{"eval_policy": "greedy", **d, "agent": AgentConfig(**d["agent"])})
+    # model.pt files written before --eval-policy existed were evaluated greedily, before --goal-compass without it
+    return TrainConfig(**{"eval_policy": "greedy", "goal_compass": False, **d, "agent": AgentConfig(**d["agent"])})
 
 
 def load_policy(blob: dict) -> tuple[DeployedPolicy, TrainConfig]:
