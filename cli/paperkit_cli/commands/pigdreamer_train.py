@@ -39,9 +39,10 @@ _POS = click.IntRange(min=1, max=10**9)
               help="Replayed sequences per gradient step.")
 @click.option("--seq-len", type=click.IntRange(2, 1024), default=32, show_default=True, help="Length of each sequence.")
 @click.option("--train-ratio", type=options.FiniteFloat(0.0, 1e4, min_open=True), default=32.0, show_default=True,
-              help="Replayed steps per env step (DreamerV3: 512 on GPU). 32 keeps 20k HazardNav steps near 10 min "
-                   "of one CPU core, but there even an unconstrained agent stays at a random policy's return; at "
-                   "128 SafeDreamer without the limit learns it in 12k steps (4x the time; examples/pigdreamer/README.md).")
+              help="Replayed steps per env step (DreamerV3: 512 on GPU). 32 keeps 20k HazardNav steps near 7 min "
+                   "of one CPU core, but there the Dreamer variants end near or below a random policy's return; at "
+                   "128, without the limit, SafeDreamer reaches ~100 in 12k steps and pig ~40 (3-4x the time; "
+                   "examples/pigdreamer/README.md).")
 @click.option("--prefill", type=click.IntRange(0, 10**9), default=1000, show_default=True,
               help="Random-action env steps before training.")
 @click.option("--imag-starts", type=click.IntRange(1, 10**6), default=256, show_default=True,
