@@ -120,7 +120,8 @@ def test_goal_compass_marks_the_goal_direction_and_changes_nothing_else(obs):
     outside = 0
     for _ in range(150):
         for core, b, compass in ((on, b_on, True), (off, b_off, False)):
-            np.testing.assert_array_equal(b.obs.reshape(64, 3, 5, 5)[:, 1], _goal_channel(core.agent, core.goal, compass))
+            want = _goal_channel(core.agent, core.goal, compass)
+            np.testing.assert_array_equal(b.obs.reshape(64, 3, 5, 5)[:, 1], want)
         mark = b_on.obs.reshape(64, 3, 5, 5)[:, 1].reshape(64, -1).argmax(1)
         toward = np.stack([mark // 5 - 2, mark % 5 - 2], 1)
         far = np.abs(on.goal - on.agent).max(1) > 2

@@ -4,10 +4,11 @@
   an egocentric 5×5 patch (wall, goal, hazard channels); a hazard shows only when adjacent, and then with
   probability 0.5. The goal shows as 1 inside the patch; outside it, the goal compass (on by default) marks
   0.5 on the patch cell the goal's offset clips to, as Safety-Gymnasium's goal tasks always sense the goal
-  (goal lidar or camera). Without it the goal is out of sight ~3/4 of the time and the task is a search. Privileged vector (in cells): agent and goal coordinates, hazard offsets from the agent,
-  nearest first. Reward: minus the change in Manhattan goal distance, +1 at the goal (which respawns); cost 1
-  per step on a hazard (the agent's new cell against the hazards before they move, so cost is a function of
-  the privileged vector and action).
+  (goal lidar or camera). Without it the goal is out of sight ~3/4 of the time and the task is a search.
+  Privileged vector (in cells): agent and goal coordinates, hazard offsets from the agent, nearest first.
+  Reward: minus the change in Manhattan goal distance, +1 at the goal (which respawns); cost 1 per step on a
+  hazard (the agent's new cell against the hazards before they move, so cost is a function of the
+  privileged vector and action).
 * PointGoal-PO: a 2-D point robot in [-1, 1]² among circular hazards, seen through a short-range noisy lidar.
   Privileged vector: robot and goal positions, hazard offsets from the robot, nearest first.
 
@@ -272,17 +273,17 @@ class HazardNavCore(BatchCore):
 
     def reset(self, seeds: Any = None) -> StepBatch:
         self._seed_streams(seeds)
-        _hn_reset_batch(self.size, self.reveal, self.goal_compass, self.rng, self.agent, self.goal, self.haz, self.t,
-                        self.done, self._obs, self._priv)
+        _hn_reset_batch(self.size, self.reveal, self.goal_compass, self.rng, self.agent, self.goal, self.haz,
+                        self.t, self.done, self._obs, self._priv)
         z = np.zeros(self.n, np.float32)
         return self._batch(z, z.copy(), np.ones(self.n, np.bool_), np.zeros(self.n, np.bool_))
 
     def step(self, actions: Any) -> StepBatch:
         actions = np.asarray(actions, dtype=np.int64).reshape(self.n)
         values, flags = self._outputs()
-        _hn_step_batch(actions, self.size, self.horizon, self.reveal, self.goal_compass, self.moving, self.move_prob,
-                       MOVES, self.rng, self.agent, self.goal, self.haz, self.t, self.done, self._obs, self._priv, values,
-                       flags)
+        _hn_step_batch(actions, self.size, self.horizon, self.reveal, self.goal_compass, self.moving,
+                       self.move_prob, MOVES, self.rng, self.agent, self.goal, self.haz, self.t, self.done,
+                       self._obs, self._priv, values, flags)
         return self._stepped(values, flags)
 
 
@@ -438,7 +439,8 @@ class CoreEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, task: str = "hazardnav", obs: str = "vector", moving: bool = False, goal_compass: bool = True):
+    def __init__(self, task: str = "hazardnav", obs: str = "vector", moving: bool = False,
+                 goal_compass: bool = True):
         self.core = make_core(task, 1, obs=obs, moving=moving, goal_compass=goal_compass)
         shape = self.core.obs_shape
         self.observation_space = gym.spaces.Box(0.0 if task == "hazardnav" else -1.0, 1.0, shape, np.float32)

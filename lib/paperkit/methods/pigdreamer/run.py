@@ -114,7 +114,8 @@ def probe_env(s: PigdreamerTrainSettings) -> Any:
             raise UsageError(f"unknown --env {s.env!r}: not {' or '.join(BUILTIN_ENVS)} and not a registered "
                              "gymnasium id (import the package that registers it, e.g. via PYTHONSTARTUP)")
     need_priv = s.variant in PRIVILEGED or s.variant == "informed"
-    core = make_core(s.env, 1, obs=s.obs, moving=s.moving_hazard, need_privileged=need_priv, goal_compass=s.goal_compass)
+    core = make_core(s.env, 1, obs=s.obs, moving=s.moving_hazard, need_privileged=need_priv,
+                     goal_compass=s.goal_compass)
     core.reset([s.seed])
     action = (np.zeros(1, np.int64) if core.discrete else np.zeros((1, core.n_actions), np.float32))
     core.step(action)
