@@ -61,7 +61,7 @@ def settings(cls: type, **overrides: Any) -> Any:
 
 def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool = False,
               resume_free: tuple[str, ...] = (), additive: tuple[str, ...] = (),
-              extra: dict[str, Any] | None = None) -> Any:
+              extra: dict[str, Any] | None = None, before: dict[str, Any] | None = None) -> Any:
     """Prepare ``run_dir`` (see :class:`paperkit.core.runs.RunDir`) with this invocation's parameters.
 
     ``resume_free`` names further parameters (Python names) that do not change results and may differ
@@ -70,6 +70,8 @@ def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool =
     ``config.yaml``, but a resumed run may switch them on.
     ``extra`` adds entries to ``config.yaml`` that must also match on ``--resume``, such as the sha256
     of an input file, so an edited input is not mixed with checkpoints made from the old one.
+    ``before`` gives, for an option whose default is not what runs made before it existed did, the value
+    those runs had (Python names): a ``config.yaml`` without the key is compared as holding it.
     """
     from paperkit.core.runs import RESUME_FREE, RunDir
 
@@ -79,7 +81,8 @@ def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool =
     config.update(extra or {})
     defaulted = frozenset(k for k, v in params.items() if v["source"] == "default")
     run = RunDir(run_dir, force=force, resume=resume).prepare(config, command=_ctx().command.name or "",
-                                                              additive=frozenset(additive), defaulted=defaulted)
+                                                              additive=frozenset(additive), defaulted=defaulted,
+                                                              before=before)
     _ctx().meta[_RUN_KEY] = run     # write_manifest adds its stage timings
     return run
 

@@ -68,6 +68,24 @@ def test_same_seed_same_metrics_and_resume_after_a_kill(pk, tiny_run, tmp_path, 
         assert (killed / name).read_bytes() == (tiny_run / name).read_bytes(), name
 
 
+def test_a_run_from_before_the_goal_compass_resumes_only_without_it(pk, tiny_run, tmp_path):
+    """A HazardNav run dir whose config.yaml predates --goal-compass ran without the compass: resuming it at
+    the default would switch the observation mid-run, so it is refused (one line; exit 1, the house's code for a
+    run dir that does not match); --no-goal-compass resumes it."""
+    import yaml
+
+    old = tmp_path / "old"
+    shutil.copytree(tiny_run, old)
+    config = yaml.safe_load((old / "config.yaml").read_text())
+    del config["goal_compass"]
+    (old / "config.yaml").write_text(yaml.safe_dump(config))
+    r = pk("pigdreamer-train", *TINY, "--run-dir", old, "--resume")
+    assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "ran with False" in r.stderr, r.stderr
+    assert (old / "metrics.csv").read_bytes() == (tiny_run / "metrics.csv").read_bytes()
+    r = pk("pigdreamer-train", *TINY, "--run-dir", old, "--resume", "--no-goal-compass")
+    assert r.exit_code == 0, r.stderr
+
+
 def test_eval_uses_the_deployed_policy(pk, tiny_run, tmp_path):
     out = tmp_path / "eval.json"
     r = pk("pigdreamer-eval", tiny_run, "--episodes", "3", "-o", out)
@@ -181,6 +199,7 @@ def test_envs_registered():
     (["--obs", "image", "--env", "pointgoal"], 3, "lidar"),
     (["--steps", "1000000000", "--envs", "1"], 2, "memory"),
     (["--device", "cuda"], 2, "CPU"),
+    (["--no-goal-compass", "--env", "pointgoal"], 2, "--no-goal-compass"),
 ])
 def test_bad_input_is_one_line_error_and_no_run_dir(pk, tmp_path, test_envs_registered, args, code, needle):
     run_dir = tmp_path / "run"

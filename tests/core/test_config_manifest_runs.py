@@ -111,6 +111,22 @@ def test_option_added_since_a_run_resumes_it_at_its_default(tmp_path):
     assert r.resumed and r.load_checkpoint("s.json") == {"x": 1} and r.read_config()["dtype"] == "float32"
 
 
+def test_resume_compares_a_missing_key_with_what_older_runs_did(tmp_path):
+    """``before``: an option whose default is not what runs made before it did; a config.yaml without the key
+    counts as holding that value, so the default blocks the resume (naming the old value) and the old value
+    resumes."""
+    d = tmp_path / "run"
+    runs.RunDir(d).prepare({"a": 1}, command="cmd").save_checkpoint("s.json", {"x": 1})
+    with pytest.raises(RunDirError, match=r"different parameters \(compass\).*ran with False"):
+        runs.RunDir(d, resume=True).prepare({"a": 1, "compass": True}, command="cmd",
+                                            defaulted=frozenset({"compass"}), before={"compass": False})
+    r = runs.RunDir(d, resume=True).prepare({"a": 1, "compass": False}, command="cmd", before={"compass": False})
+    assert r.resumed and r.load_checkpoint("s.json") == {"x": 1}
+    # a config.yaml that records the key is compared as recorded
+    r = runs.RunDir(d, resume=True).prepare({"a": 1, "compass": False}, command="cmd", before={"compass": True})
+    assert r.resumed
+
+
 def test_run_dir_refuses_foreign_folder(tmp_path):
     (tmp_path / "mine.txt").write_text("precious")
     with pytest.raises(RunDirError, match="not a paperkit run"):

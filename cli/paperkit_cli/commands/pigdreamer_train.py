@@ -112,7 +112,9 @@ def cli(run_dir, resume, force, **_):
 
     s = runtime.settings(PigdreamerTrainSettings)
     inputs = prepare_pigdreamer_train(s)
-    run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("device",))
+    # a run dir from before --goal-compass existed ran without it: resuming it needs --no-goal-compass
+    run = runtime.start_run(run_dir, resume=resume, force=force, resume_free=("device",),
+                            before={"goal_compass": False} if s.env == "hazardnav" else None)
     result = execute_pigdreamer_train(inputs, run)
     tables.write_table(run.file("metrics.csv"), result.metrics)
     io.write_jsonl(run.file("eval.jsonl"), result.evals)

@@ -47,14 +47,15 @@ class RunDir:
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def prepare(self, config: Mapping[str, Any], *, command: str, additive: frozenset[str] = frozenset(),
-                defaulted: frozenset[str] = frozenset()) -> RunDir:
+                defaulted: frozenset[str] = frozenset(), before: Mapping[str, Any] | None = None) -> RunDir:
         """Check the folder against ``force``/``resume`` and write ``config.yaml``.
 
         ``additive`` names flags that only add stages whose results no other stage reads (e.g. extra
         baselines on the same frozen models): they are kept in ``config.yaml`` and may be switched on by a
         ``resume`` (not off), so a finished run can gain its baselines without being trained again.
         ``defaulted`` names the parameters left at their defaults: one missing from an older ``config.yaml``
-        is an option added since, whose default keeps the behaviour that run had, so it does not block a resume."""
+        is an option added since, whose default keeps the behaviour that run had, so it does not block a resume.
+        ``before`` is for an option whose default does not: the value such a run had, compared as if recorded."""
         p = self.path
         if p.exists() and not p.is_dir():
             raise RunDirError(f"{p}: exists and is not a folder")
@@ -72,6 +73,8 @@ class RunDir:
             if self.force:
                 shutil.rmtree(p)
             elif self.resume:
+                implied = {k: v for k, v in (before or {}).items() if k not in previous}
+                previous = {**implied, **previous}
                 if previous.get("_command") not in (None, command):
                     raise RunDirError(f"{p}: made by '{previous.get('_command')}', not '{command}'")
                 changed = [k for k in _changed(previous, config) if k in previous or k not in defaulted]
@@ -81,6 +84,8 @@ class RunDir:
                     newer = [k for k in fixed if k not in previous]
                     hint = (f" ({', '.join(newer)}: not in its {CONFIG_NAME}, made before the option existed; "
                             "leave it out to resume at the default)") if newer else ""
+                    hint += "".join(f" ({k}: made before the option existed, so it ran with {implied[k]!r})"
+                                    for k in fixed if k in implied)
                     raise RunDirError(f"{p}: cannot resume with different parameters ({', '.join(fixed)}); "
                                       f"use the original values or --force to start over{hint}")
                 self.resumed = True

@@ -99,6 +99,9 @@ def _check_ranges(s: PigdreamerTrainSettings) -> None:
         raise UsageError(f"--prefill {s.prefill} is more than --steps {s.steps}")
     if s.device == "cuda":
         raise UsageError("pigdreamer-train runs on the CPU (its nets are small); use --device cpu or auto")
+    if not s.goal_compass and s.env != "hazardnav":
+        raise UsageError(f"--no-goal-compass is HazardNav's; --env {s.env} senses the goal its own way")
+
 
 
 def probe_env(s: PigdreamerTrainSettings) -> Any:
@@ -190,7 +193,7 @@ def summarize_run(s: PigdreamerTrainSettings, evals: list[dict]) -> dict:
     ret = np.array([e["return"] for e in final])
     cost = np.array([e["cost"] for e in final])
     return {"variant": s.variant, "env": s.env, "obs": s.obs, "moving_hazard": s.moving_hazard,
-            "goal_compass": s.goal_compass, "seed": s.seed,
+            "goal_compass": s.goal_compass if s.env == "hazardnav" else None, "seed": s.seed,
             "steps": s.steps, "cost_limit": s.cost_limit, "eval_policy": s.eval_policy, "eval_step": last, "episodes": int(ret.size),
             "return_mean": float(ret.mean()) if ret.size else None,
             "cost_mean": float(cost.mean()) if cost.size else None,
