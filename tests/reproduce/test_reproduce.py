@@ -9,7 +9,7 @@ import pytest
 
 from paperkit.core.runs import RunDir
 from paperkit.reproduce import criteria, runner
-from paperkit.reproduce.criteria import Interval, Order, RatioAtLeast, RatioAtMost, SeedTest
+from paperkit.reproduce.criteria import AllOf, Interval, Order, RatioAtLeast, RatioAtMost, SeedTest
 from paperkit.reproduce.registry import Claim
 
 # ------------------------------------------------------------------------------ criteria, synthetic
@@ -45,6 +45,15 @@ def test_ratio_and_seed_test():
     assert SeedTest("x", "y", higher_is_better=True, confidence=0.95).verdict(clear).verdict == criteria.HOLDS
     noisy = [{"x": 1.1, "y": 1.0}, {"x": 0.9, "y": 1.05}, {"x": 1.2, "y": 1.0}]
     assert SeedTest("x", "y", higher_is_better=True, confidence=0.95).verdict(noisy).verdict == criteria.PARTLY
+
+
+def test_all_of_takes_the_weakest_part():
+    holds, partly, fails = Interval("a", 0.0, 10.0), Order("a", "b"), Interval("a", 100.0, 101.0)
+    assert AllOf((holds, holds)).verdict(SEEDS3).verdict == criteria.HOLDS
+    v = AllOf((holds, partly)).verdict(SEEDS3)
+    assert v.verdict == criteria.PARTLY and v.reason.count("(") >= 2 and "(holds)" in v.reason
+    assert AllOf((partly, fails, holds)).verdict(SEEDS3).verdict == criteria.FAILS
+    assert AllOf((fails, holds)).shown == "a"
 
 
 # ---------------------------------------------------------------- runner, synthetic claims via scripts
@@ -184,6 +193,42 @@ def test_docs_block_replaced_in_place_and_idempotent(tmp_path):
     assert "\nold\n" not in top and "| syn/a |" in top and top.endswith("## Next\n")
     assert "hand-written table" in (tmp_path / "examples" / "syn" / "README.md").read_text()
     assert docs.update(run, tmp_path) == []  # a second pass changes nothing
+
+
+def _report(run: Path, rows: list[dict], mode: str = "quick") -> Path:
+    run.mkdir(exist_ok=True)
+    (run / "report.json").write_text(json.dumps({"mode": mode, "total_seconds": 1.0, "claims": rows}))
+    return run
+
+
+def _row(cid: str, mean: float, verdict: str = "holds", seconds: float = 10.0) -> dict:
+    return {"id": cid, "where": "w", "paper_value": "p", "metric": "v", "ours_mean": mean, "ours_se": None,
+            "seeds": [0], "verdict": verdict, "reason": f"reason {cid} {mean}", "seconds": seconds}
+
+
+def test_docs_merge_a_partial_report_by_claim_id(tmp_path):
+    """A report of one paper replaces that paper's rows and reasons and keeps the others'; the total is the
+    rows' sum; a claim new to the block goes after its paper's rows; merging twice changes nothing."""
+    from paperkit.reproduce import docs
+
+    (tmp_path / "README.md").write_text("# x\n\n## Reproducing the papers\n\nold text\n")
+    full = [_row("a/one", 1.0, seconds=5), _row("b/two", 2.0, seconds=7), _row("c/three", 3.0, "not run", 0)]
+    docs.update(_report(tmp_path / "r1", full), tmp_path)
+    docs.update(_report(tmp_path / "r2", [_row("b/two", 9.0, "does not hold", 40), _row("b/new", 4.0, seconds=1)]),
+                tmp_path)
+    top = (tmp_path / "README.md").read_text()
+    rows = [line for line in top.splitlines() if line.startswith("| ") and not line.startswith("| claim")]
+    assert [r.split(" | ")[0][2:] for r in rows] == ["a/one", "b/two", "b/new", "c/three"]
+    assert "v = 9 (n=1) | does not hold | 40 s |" in rows[1] and "v = 1 (n=1)" in rows[0]
+    notes = [line for line in top.splitlines() if line.startswith("- **")]
+    assert notes == ["- **a/one** (holds): reason a/one 1.0", "- **b/two** (does not hold): reason b/two 9.0",
+                     "- **b/new** (holds): reason b/new 4.0"]
+    assert "each claim's row from its latest report; the claims took 46 s." in top and "old text" in top
+    assert docs.update(tmp_path / "r2", tmp_path) == []
+    # a report in the other mode, or one that covers every claim, replaces the block whole
+    docs.update(_report(tmp_path / "r3", [_row("a/one", 5.0)], mode="full"), tmp_path)
+    top = (tmp_path / "README.md").read_text()
+    assert "| a/one |" in top and "| b/two |" not in top and "in full mode; the claims took 10 s" in top
 
 
 def test_strict_exits_1_only_when_a_claim_does_not_hold(pk, tmp_path, monkeypatch):

@@ -190,3 +190,23 @@ class SeedTest:
     @property
     def shown(self) -> str:
         return self.better
+
+
+_RANK = {FAILS: 0, PARTLY: 1, HOLDS: 2}
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """Every part must hold: the verdict is the weakest part's, the reason lists each part's. For a comparison
+    that only means something under a condition (two policies compared only once they beat chance)."""
+
+    parts: tuple
+
+    def verdict(self, ms: Measurements) -> Verdict:
+        verdicts = [p.verdict(ms) for p in self.parts]
+        worst = min(verdicts, key=lambda v: _RANK[v.verdict])
+        return Verdict(worst.verdict, "; ".join(f"{v.reason} ({v.verdict})" for v in verdicts))
+
+    @property
+    def shown(self) -> str:
+        return self.parts[0].shown

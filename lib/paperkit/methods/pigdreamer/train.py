@@ -96,6 +96,33 @@ def evaluate(policy: DeployedPolicy, core: Any, episodes: int, seed: int, greedy
     return [{"episode": i, "return": float(ret[i]), "cost": float(cost[i])} for i in range(episodes)]
 
 
+class RandomPolicy:
+    """Uniform random actions with :class:`DeployedPolicy`'s interface: the baseline a learned policy must beat
+    before comparing two of them means anything."""
+
+    def __init__(self, core: Any):
+        self.n_actions, self.discrete = core.n_actions, core.discrete
+
+    def initial(self, n: int) -> tuple:
+        return ()
+
+    def act(self, obs: torch.Tensor, is_first: torch.Tensor, state: tuple, gen: torch.Generator,
+            greedy: bool = False) -> tuple[torch.Tensor, tuple]:
+        n = obs.shape[0]
+        if self.discrete:
+            pick = torch.randint(0, self.n_actions, (n,), generator=gen)
+            return torch.nn.functional.one_hot(pick, self.n_actions).float(), state
+        return torch.rand(n, self.n_actions, generator=gen) * 2 - 1, state
+
+
+def random_policy_score(env: str, episodes: int, seed: int, **env_options: Any) -> tuple[float, float]:
+    """Mean return and cost per episode of uniform random actions over ``episodes`` evaluation episodes of
+    ``make_core(env, episodes, **env_options)`` (the evaluation seeds of :func:`evaluate`)."""
+    core = make_core(env, episodes, **env_options)
+    rows = evaluate(RandomPolicy(core), core, episodes, seed)
+    return float(np.mean([r["return"] for r in rows])), float(np.mean([r["cost"] for r in rows]))
+
+
 def random_replay(core: Any, steps: int, seed: int) -> Replay:
     """``steps`` env steps per copy of ``core`` under uniform random actions (world-model diagnostics)."""
     gen = torch.Generator().manual_seed(seed)
