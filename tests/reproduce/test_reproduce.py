@@ -223,7 +223,8 @@ def test_docs_merge_a_partial_report_by_claim_id(tmp_path):
     notes = [line for line in top.splitlines() if line.startswith("- **")]
     assert notes == ["- **a/one** (holds): reason a/one 1.0", "- **b/two** (does not hold): reason b/two 9.0",
                      "- **b/new** (holds): reason b/new 4.0"]
-    assert "each claim's row from its latest report; the claims took 46 s." in top and "old text" in top
+    assert "each claim's row from its latest report; the claims took 46 s.\n\n| claim | where in the paper |" in top
+    assert "| verdict | time |\n|---|---|---|---|---|---|\n| a/one |" in top and "old text" in top
     assert docs.update(tmp_path / "r2", tmp_path) == []
     # a report in the other mode, or one that covers every claim, replaces the block whole
     docs.update(_report(tmp_path / "r3", [_row("a/one", 5.0)], mode="full"), tmp_path)

@@ -55,5 +55,5 @@ CLAIMS = (
           AllOf((Interval("margin_over_90pct", lo=0.0), Order("return_pig", "return_random", higher_is_better=True))),
           metric="margin_over_90pct",
           full_steps=(_train("pig", 20000), _train("unprivileged", 20000)), full_seeds=(0, 1, 2),
-          quick_s=900, full_s=7200),
+          quick_s=250, full_s=7200),
 )
