@@ -243,3 +243,16 @@ def test_strict_exits_1_only_when_a_claim_does_not_hold(pk, tmp_path, monkeypatc
     res = pk("reproduce", "syn/impossible", "--run-dir", tmp_path / "a", "--resume", "--strict")
     assert res.exit_code == 1
     assert json.loads((tmp_path / "a" / "report.json").read_text())["claims"][0]["verdict"] == criteria.FAILS
+
+
+def test_docs_refuses_a_missing_or_foreign_report_in_one_line(tmp_path, capsys):
+    from paperkit.reproduce import docs
+
+    (tmp_path / "README.md").write_text("# x\n")
+    assert docs.main([str(tmp_path / "absent"), str(tmp_path)]) == 3
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "report.json").write_text('{"rows": []}')
+    assert docs.main([str(tmp_path / "run"), str(tmp_path)]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "report.json" in err[0] and "not a paperkit reproduce report" in err[1]
+    assert (tmp_path / "README.md").read_text() == "# x\n"
