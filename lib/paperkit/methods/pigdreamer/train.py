@@ -127,14 +127,13 @@ def random_replay(core: Any, steps: int, seed: int) -> Replay:
     """``steps`` env steps per copy of ``core`` under uniform random actions (world-model diagnostics)."""
     gen = torch.Generator().manual_seed(seed)
     replay = Replay(core.n, steps + 1, core.obs_shape, core.priv_dim, core.n_actions)
-    replay.add(core.reset(seed * 1_000_003 + np.arange(core.n)), torch.zeros(core.n, core.n_actions))
+    b = core.reset(seed * 1_000_003 + np.arange(core.n))
+    replay.add(b, torch.zeros(core.n, core.n_actions))
+    policy = RandomPolicy(core)
     for _ in range(steps):
-        if core.discrete:
-            action = torch.nn.functional.one_hot(torch.randint(0, core.n_actions, (core.n,), generator=gen),
-                                                 core.n_actions).float()
-        else:
-            action = torch.rand(core.n, core.n_actions, generator=gen) * 2 - 1
-        replay.add(core.step(env_action(action, core.discrete)), action)
+        action, _ = policy.act(torch.as_tensor(b.obs), torch.as_tensor(b.is_first), (), gen)
+        b = core.step(env_action(action, core.discrete))
+        replay.add(b, action)
     return replay
 
 
