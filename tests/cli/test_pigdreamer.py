@@ -96,6 +96,22 @@ def test_eval_uses_the_deployed_policy(pk, tiny_run, tmp_path):
     assert json.loads(r2.stdout)["return_mean"] == res["return_mean"]
 
 
+def test_eval_cost_calibration_adds_the_readings_and_keeps_the_episodes(pk, tiny_run, tmp_path):
+    plain = json.loads(pk("pigdreamer-eval", tiny_run, "--episodes", "3").stdout)
+    r = pk("pigdreamer-eval", tiny_run, "--episodes", "3", "--cost-calibration")
+    assert r.exit_code == 0, r.stderr
+    res = json.loads(r.stdout)
+    cal = res.pop("cost_calibration")
+    assert res == plain
+    assert cal["horizon"] == 4 and [row["k"] for row in cal["per_step"]] == [1, 2, 3, 4]
+    assert {"real", "posterior", "open_loop", "imagined", "open_loop_privileged_prior"} <= set(cal["per_episode"])
+    ppo = tmp_path / "ppo"
+    _main(["pigdreamer-train", "--variant", "ppo-lag", "--steps", "512", "--prefill", "0", "--envs", "8", "--eval-every", "512",
+           "--eval-episodes", "2", "--device", "cpu", "-q", "--run-dir", str(ppo)])
+    r = pk("pigdreamer-eval", ppo, "--cost-calibration")
+    assert r.exit_code == 2 and "world model" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
 def test_eval_policy_sample_by_default_greedy_on_request_and_old_models_greedy(pk, tiny_run, tmp_path):
     """Training evaluations sample the actor (DreamerV3/SafeDreamer); pigdreamer-eval follows the run unless
     told otherwise; a model.pt written before --eval-policy existed reads as greedy, as it was evaluated, and one

@@ -17,6 +17,10 @@ SETTINGS = "paperkit.methods.pigdreamer.run:PigdreamerEvalSettings"
 @click.option("--policy", type=click.Choice(["model", "sample", "greedy"]), default="model", show_default=True,
               help="Actions: as the run's training evaluations picked them (its --eval-policy), sampled from the "
                    "actor, or its argmax.")
+@click.option("--cost-calibration", is_flag=True,
+              help="Also check the world model's cost reading on these episodes: per imagination step, the "
+                   "real cost against the cost head on the filtered states, on the priors run with the real "
+                   "actions, and on the agent's own imagination (adds cost_calibration to the JSON).")
 @options.seed_option
 @options.device_option
 @options.output_options
@@ -28,10 +32,16 @@ def cli(run, output, fmt, manifest_path, **_):
     episodes, policy (sample or greedy), return_mean ± return_se, cost_mean, cost_limit, within_limit (share of episodes with cost
     ≤ limit) and per_episode (episode, return, cost).
 
+    With --cost-calibration the JSON also holds cost_calibration: what the Lagrangian's imagined cost is made
+    of, against the cost the policy really got, per imagination step k and scaled to one episode (real,
+    posterior, open_loop, imagined, and for the privileged variants which prior loses it). The world model
+    reads the env's privileged vector there, as in training; the policy still acts on observations only.
+
     \b
     Examples:
       $ paperkit pigdreamer-train --steps 2000 --run-dir runs/pig
       $ paperkit pigdreamer-eval runs/pig --episodes 20 -o eval.json
+      $ paperkit pigdreamer-eval runs/pig --episodes 100 --cost-calibration | jq .cost_calibration.ratio_to_real
     """
     import json
 

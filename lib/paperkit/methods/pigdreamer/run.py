@@ -209,6 +209,7 @@ class PigdreamerEvalSettings:
     seed: int = 0
     policy: str = "model"   # "model": as the run was evaluated during training; or "sample" / "greedy"
     device: str = "auto"
+    cost_calibration: bool = False   # also read the world model's cost over the same episodes (calibration.py)
 
 
 def read_model(run_dir: str | Path) -> dict:
@@ -231,7 +232,10 @@ def prepare_pigdreamer_eval(s: PigdreamerEvalSettings, run_dir: str | Path) -> d
         raise UsageError("pigdreamer-eval runs on the CPU; use --device cpu or auto")
     if s.policy not in ("model", *EVAL_POLICIES):
         raise UsageError(f"unknown --policy {s.policy!r}; expected model, sample or greedy")
-    return read_model(run_dir)
+    blob = read_model(run_dir)
+    if s.cost_calibration and blob["kind"] == "paperkit.pigdreamer.ppo":
+        raise UsageError(f"{run_dir}: --cost-calibration reads a world model, and a ppo-lag run has none")
+    return blob
 
 
 def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
@@ -239,8 +243,9 @@ def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
     privileged vector is never passed on."""
     import torch
 
+    from paperkit.methods.pigdreamer.agent import DeployedPolicy
     from paperkit.methods.pigdreamer.envs import make_core
-    from paperkit.methods.pigdreamer.train import evaluate, load_policy
+    from paperkit.methods.pigdreamer.train import evaluate, load_agent
 
     torch.set_num_threads(1)
     ppo = blob["kind"] == "paperkit.pigdreamer.ppo"
@@ -249,18 +254,28 @@ def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
 
         policy, cfg = load_ppo_policy(blob)
     else:
-        policy, cfg = load_policy(blob)
-    core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, need_privileged=False,
-                     goal_compass=cfg.goal_compass)
+        agent, cfg = load_agent(blob)
+        policy = DeployedPolicy(agent).eval()
     mode = cfg.eval_policy if s.policy == "model" else s.policy
-    rows = evaluate(policy, core, s.episodes, 7919 + s.seed, greedy=mode == "greedy")
+    calibration = None
+    if s.cost_calibration:      # the world model reads the privileged vector as in training; the policy does not
+        from paperkit.methods.pigdreamer.calibration import cost_calibration
+
+        core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, goal_compass=cfg.goal_compass,
+                         need_privileged=cfg.agent.variant != "unprivileged")
+        rows, calibration = cost_calibration(agent, core, s.episodes, 7919 + s.seed, greedy=mode == "greedy")
+    else:
+        core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, need_privileged=False,
+                         goal_compass=cfg.goal_compass)
+        rows = evaluate(policy, core, s.episodes, 7919 + s.seed, greedy=mode == "greedy")
     ret = np.array([r["return"] for r in rows])
     cost = np.array([r["cost"] for r in rows])
     return {"variant": "ppo-lag" if ppo else cfg.agent.variant,
             "env": cfg.env, "episodes": s.episodes, "policy": mode, "return_mean": float(ret.mean()),
             "return_se": float(ret.std(ddof=1) / np.sqrt(ret.size)) if ret.size > 1 else 0.0,
             "cost_mean": float(cost.mean()), "cost_limit": cfg.agent.cost_limit,
-            "within_limit": float((cost <= cfg.agent.cost_limit).mean()), "per_episode": rows}
+            "within_limit": float((cost <= cfg.agent.cost_limit).mean()), "per_episode": rows,
+            **({"cost_calibration": calibration} if calibration is not None else {})}
 
 
 # ------------------------------------------------------------------------------------------ bound

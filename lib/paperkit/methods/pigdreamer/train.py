@@ -77,19 +77,24 @@ def env_action(action: torch.Tensor, discrete: bool) -> np.ndarray:
     return action.argmax(-1).numpy() if discrete else action.numpy()
 
 
-def evaluate(policy: DeployedPolicy, core: Any, episodes: int, seed: int, greedy: bool = False) -> list[dict]:
+def evaluate(policy: DeployedPolicy, core: Any, episodes: int, seed: int, greedy: bool = False,
+             record: Replay | None = None) -> list[dict]:
     """One episode per copy of ``core`` (``episodes`` copies, fixed seeds) with the deployed policy, its actions
     sampled (as DreamerV3 and SafeDreamer evaluate: the argmax of a still-wide actor is one fixed action, not
     what it learned) or, with ``greedy``, the most likely one; the privileged vector the env returns is never
-    shown to the policy."""
+    shown to the policy. ``record``, if given, receives every step until the last episode ends."""
     gen = torch.Generator().manual_seed(seed)
     b = core.reset(EVAL_SEED + seed * 10_007 + np.arange(episodes))
+    if record is not None:
+        record.add(b, torch.zeros(episodes, core.n_actions))
     state = policy.initial(episodes)
     ret, cost = np.zeros(episodes), np.zeros(episodes)
     live = np.ones(episodes, bool)
     while live.any():
         action, state = policy.act(torch.as_tensor(b.obs), torch.as_tensor(b.is_first), state, gen, greedy=greedy)
         b = core.step(env_action(action, policy.discrete))
+        if record is not None:
+            record.add(b, action)
         ret += np.where(live, b.reward, 0.0)
         cost += np.where(live, b.cost, 0.0)
         live &= ~b.is_last
@@ -280,8 +285,9 @@ def config_from_dict(d: dict) -> TrainConfig:
     return TrainConfig(**{"eval_policy": "greedy", "goal_compass": False, **d, "agent": AgentConfig(**d["agent"])})
 
 
-def load_policy(blob: dict) -> tuple[DeployedPolicy, TrainConfig]:
+def load_agent(blob: dict) -> tuple[Agent, TrainConfig]:
+    """The whole trained agent of a ``model.pt`` (world model included), in eval mode."""
     cfg = config_from_dict(blob["config"])
     agent = Agent(cfg.agent, tuple(blob["obs_shape"]), blob["priv_dim"], blob["n_actions"], blob["discrete"])
     agent.load_state_dict(blob["weights"])
-    return DeployedPolicy(agent).eval(), cfg
+    return agent.eval(), cfg

@@ -1,0 +1,99 @@
+"""Does the world model read the cost the deployed policy really gets? A check of a trained run.
+
+The Lagrangian only sees imagined cost. This rolls out the deployed policy for real episodes (the evaluation
+seeds of :func:`~paperkit.methods.pigdreamer.train.evaluate`, observations only for the policy), then reads
+the cost head over every window of ``horizon`` steps in them, per horizon step k = 1..H:
+
+* ``real``: the cost the env gave at step t + k;
+* ``posterior``: the cost head on the filtered states at t + k (the states it is trained on);
+* ``open_loop``: the priors stepped from the posterior at t with the actions really taken next;
+* ``imagined``: the agent's own imagination from t (its actor picks the actions: what training uses).
+
+``open_loop`` below ``real`` is model error under the real actions; ``open_loop`` near ``real`` but
+``imagined`` below is the actor steering imagination where the model sees less cost. For the privileged
+variants, two mixed readings say which prior loses it: the naive posterior with the privileged prior
+(``open_loop_privileged_prior``), and the naive prior with the privileged posterior
+(``open_loop_naive_prior``). Reading the privileged posterior needs the env's privileged vector, as training
+did; the policy never sees it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from paperkit.core.errors import InputError
+from paperkit.methods.pigdreamer.agent import Agent, DeployedPolicy
+from paperkit.methods.pigdreamer.train import Replay, evaluate
+
+READINGS = ("real", "posterior", "open_loop", "imagined")
+MIXED = ("open_loop_privileged_prior", "open_loop_naive_prior")
+
+
+def window_mask(is_first: torch.Tensor, horizon: int) -> torch.Tensor:
+    """(copies, windows, H) bool: step t + k (k = 1..H) of the window starting at t is in t's episode, i.e. no
+    step t+1..t+k starts a new one; windows start at t = 0 .. steps − 1 − H of the (copies, steps) stream."""
+    steps = is_first.shape[1]
+    t = torch.arange(steps - horizon)
+    new_episode = torch.stack([is_first[:, t + k].int() for k in range(1, horizon + 1)], -1).cummax(-1).values
+    return new_episode == 0
+
+
+@torch.no_grad()
+def cost_calibration(agent: Agent, core: Any, episodes: int, seed: int, greedy: bool = False) -> tuple[list[dict], dict]:
+    """The evaluation's per-episode rows (as :func:`evaluate` gives them), and the calibration: the readings'
+    per-step cost per horizon step, their means scaled to one episode, and each one's ratio to the real cost.
+    ``core`` has ``episodes`` copies and reports the privileged vector where the agent's world model reads it."""
+    length = int(core.horizon)
+    if length < 1:
+        raise InputError("the cost calibration needs an env with a known episode length (gymnasium max_episode_steps)")
+    horizon = agent.cfg.horizon
+    policy = DeployedPolicy(agent)
+    record = Replay(episodes, length + 1, core.obs_shape, core.priv_dim, core.n_actions)
+    rows = evaluate(policy, core, episodes, seed, greedy=greedy, record=record)
+    steps = record.filled
+    data = {k: v[:, :steps] for k, v in record.data.items()}
+    gen = torch.Generator().manual_seed(seed)
+    _, _, starts, _ = agent.world_model_loss(data, gen)
+    post = [None if s is None else s.view(episodes, steps, -1) for s in starts]
+    privileged = post[2] is not None
+    last = steps - 1 - horizon                              # windows t .. t + H inside the recording
+    if last < 0:
+        raise InputError(f"episodes of {steps - 1} steps are shorter than the imagination horizon {horizon}")
+    t = torch.arange(last + 1)
+    valid = window_mask(data["is_first"], horizon)          # (episodes, windows, H)
+
+    def flat(x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(-1, x.shape[-1])
+
+    h, z = flat(post[0][:, t]), flat(post[1][:, t])
+    hp, zp = (flat(post[2][:, t]), flat(post[3][:, t])) if privileged else (None, None)
+    imagined = agent.predicted_cost(agent.imagine((h, z, hp, zp), gen)["head"])[1:]     # (H, N)
+    readings = {key: [] for key in READINGS + (MIXED if privileged else ())}
+    for k in range(1, horizon + 1):
+        action = flat(data["action"][:, t + k])
+        h, z, _ = agent.rssm.img_step(h, z, action, gen)
+        naive_post = flat(torch.cat([post[0][:, t + k], post[1][:, t + k]], -1))
+        naive_prior = torch.cat([h, z], -1)
+        if privileged:
+            hp, zp, _ = agent.priv_rssm.img_step(hp, zp, action, gen)
+            priv_post = flat(torch.cat([post[2][:, t + k], post[3][:, t + k]], -1))
+            priv_prior = torch.cat([hp, zp], -1)
+            heads = {"posterior": (naive_post, priv_post), "open_loop": (naive_prior, priv_prior),
+                     "open_loop_privileged_prior": (naive_post, priv_prior),
+                     "open_loop_naive_prior": (naive_prior, priv_post)}
+        else:
+            heads = {"posterior": (naive_post,), "open_loop": (naive_prior,)}
+        mask = valid[..., k - 1].reshape(-1)
+        readings["real"].append(float(data["cost"][:, t + k].reshape(-1)[mask].mean()))
+        readings["imagined"].append(float(imagined[k - 1][mask].mean()))
+        for key, parts in heads.items():
+            readings[key].append(float(agent.predicted_cost(torch.cat(parts, -1))[mask].mean()))
+    per_episode = {key: float(np.mean(v)) * length for key, v in readings.items()}
+    real = per_episode["real"]
+    return rows, {"horizon": horizon, "windows": int(valid[..., -1].sum()), "episode_length": length,
+            "per_episode": per_episode,
+            "ratio_to_real": {key: (v / real if real > 0 else None) for key, v in per_episode.items() if key != "real"},
+            "per_step": [{"k": k + 1, **{key: v[k] for key, v in readings.items()}} for k in range(horizon)]}
