@@ -112,6 +112,15 @@ def test_eval_cost_calibration_adds_the_readings_and_keeps_the_episodes(pk, tiny
     assert r.exit_code == 2 and "world model" in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
 
+def test_eval_cost_calibration_refuses_what_would_not_fit_in_memory(pk, tiny_run, monkeypatch):
+    import paperkit.core.resources as resources
+
+    monkeypatch.setattr(resources, "default_memory_limit_gb", lambda: 0.01)   # 10 MiB: 1,000 episodes need ~36
+    r = pk("pigdreamer-eval", tiny_run, "--episodes", "1000", "--cost-calibration")
+    assert r.exit_code == 2 and "--cost-calibration over 1000 episodes" in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1
+
+
 def test_eval_policy_sample_by_default_greedy_on_request_and_old_models_greedy(pk, tiny_run, tmp_path):
     """Training evaluations sample the actor (DreamerV3/SafeDreamer); pigdreamer-eval follows the run unless
     told otherwise; a model.pt written before --eval-policy existed reads as greedy, as it was evaluated, and one

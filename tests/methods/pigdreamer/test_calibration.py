@@ -31,8 +31,12 @@ def test_window_mask_matches_brute_force():
                 assert bool(mask[c, t, k - 1]) == (not first[c, t + 1:t + k + 1].any()), (c, t, k)
 
 
-@pytest.mark.parametrize("variant", ["pig", "unprivileged"])
-def test_calibration_rolls_out_the_evaluation_and_its_real_column_is_the_env_cost(variant):
+@pytest.mark.parametrize("variant, chunk", [("pig", 64), ("pig", 4), ("unprivileged", 64)])
+def test_calibration_rolls_out_the_evaluation_and_its_real_column_is_the_env_cost(variant, chunk, monkeypatch):
+    """Also read in chunks of 4 episodes (6 here), as large evaluations are: the real column is the same."""
+    import paperkit.methods.pigdreamer.calibration as calibration
+
+    monkeypatch.setattr(calibration, "CHUNK", chunk)
     episodes, seed = 6, 3
     core = HazardNavCore(episodes, moving=True)
     agent = _agent(variant, core)

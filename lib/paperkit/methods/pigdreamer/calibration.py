@@ -29,6 +29,7 @@ from paperkit.methods.pigdreamer.agent import Agent, DeployedPolicy
 from paperkit.methods.pigdreamer.train import Replay, evaluate
 
 READINGS = ("real", "posterior", "open_loop", "imagined")
+CHUNK = 64          # episodes read at once: ~100 MB of imagined states at the defaults' sizes
 MIXED = ("open_loop_privileged_prior", "open_loop_naive_prior")
 
 
@@ -54,16 +55,35 @@ def cost_calibration(agent: Agent, core: Any, episodes: int, seed: int, greedy: 
     record = Replay(episodes, length + 1, core.obs_shape, core.priv_dim, core.n_actions)
     rows = evaluate(policy, core, episodes, seed, greedy=greedy, record=record)
     steps = record.filled
-    data = {k: v[:, :steps] for k, v in record.data.items()}
-    gen = torch.Generator().manual_seed(seed)
-    _, _, starts, _ = agent.world_model_loss(data, gen)
-    post = [None if s is None else s.view(episodes, steps, -1) for s in starts]
-    privileged = post[2] is not None
-    last = steps - 1 - horizon                              # windows t .. t + H inside the recording
-    if last < 0:
+    if steps - 1 - horizon < 0:
         raise InputError(f"episodes of {steps - 1} steps are shorter than the imagination horizon {horizon}")
-    t = torch.arange(last + 1)
-    valid = window_mask(data["is_first"], horizon)          # (episodes, windows, H)
+    gen = torch.Generator().manual_seed(seed)
+    privileged = agent.privileged
+    keys = READINGS + (MIXED if privileged else ())
+    sums, counts = {key: torch.zeros(horizon, dtype=torch.float64) for key in keys}, torch.zeros(horizon)
+    for lo in range(0, episodes, CHUNK):        # bounded memory: windows × H imagined states per chunk
+        data = {k: v[lo:lo + CHUNK, :steps] for k, v in record.data.items()}
+        part, count = _chunk_readings(agent, data, horizon, privileged, gen)
+        counts += count
+        for key in keys:
+            sums[key] += part[key]
+    readings = {key: (sums[key] / counts).tolist() for key in keys}
+    per_episode = {key: float(np.mean(v)) * length for key, v in readings.items()}
+    real = per_episode["real"]
+    return rows, {"horizon": horizon, "windows": int(counts[-1]), "episode_length": length,
+            "per_episode": per_episode,
+            "ratio_to_real": {key: (v / real if real > 0 else None) for key, v in per_episode.items() if key != "real"},
+            "per_step": [{"k": k + 1, **{key: v[k] for key, v in readings.items()}} for k in range(horizon)]}
+
+
+def _chunk_readings(agent: Agent, data: dict, horizon: int, privileged: bool,
+                    gen: torch.Generator) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """Per horizon step, the readings summed over the valid windows of these recorded episodes, and the count."""
+    n, steps = data["cost"].shape
+    _, _, starts, _ = agent.world_model_loss(data, gen)
+    post = [None if s is None else s.view(n, steps, -1) for s in starts]
+    t = torch.arange(steps - horizon)
+    valid = window_mask(data["is_first"], horizon)          # (n, windows, H)
 
     def flat(x: torch.Tensor) -> torch.Tensor:
         return x.reshape(-1, x.shape[-1])
@@ -71,7 +91,7 @@ def cost_calibration(agent: Agent, core: Any, episodes: int, seed: int, greedy: 
     h, z = flat(post[0][:, t]), flat(post[1][:, t])
     hp, zp = (flat(post[2][:, t]), flat(post[3][:, t])) if privileged else (None, None)
     imagined = agent.predicted_cost(agent.imagine((h, z, hp, zp), gen)["head"])[1:]     # (H, N)
-    readings = {key: [] for key in READINGS + (MIXED if privileged else ())}
+    sums: dict[str, list[float]] = {key: [] for key in READINGS + (MIXED if privileged else ())}
     for k in range(1, horizon + 1):
         action = flat(data["action"][:, t + k])
         h, z, _ = agent.rssm.img_step(h, z, action, gen)
@@ -87,13 +107,9 @@ def cost_calibration(agent: Agent, core: Any, episodes: int, seed: int, greedy: 
         else:
             heads = {"posterior": (naive_post,), "open_loop": (naive_prior,)}
         mask = valid[..., k - 1].reshape(-1)
-        readings["real"].append(float(data["cost"][:, t + k].reshape(-1)[mask].mean()))
-        readings["imagined"].append(float(imagined[k - 1][mask].mean()))
+        sums["real"].append(float(data["cost"][:, t + k].reshape(-1)[mask].double().sum()))
+        sums["imagined"].append(float(imagined[k - 1][mask].double().sum()))
         for key, parts in heads.items():
-            readings[key].append(float(agent.predicted_cost(torch.cat(parts, -1))[mask].mean()))
-    per_episode = {key: float(np.mean(v)) * length for key, v in readings.items()}
-    real = per_episode["real"]
-    return rows, {"horizon": horizon, "windows": int(valid[..., -1].sum()), "episode_length": length,
-            "per_episode": per_episode,
-            "ratio_to_real": {key: (v / real if real > 0 else None) for key, v in per_episode.items() if key != "real"},
-            "per_step": [{"k": k + 1, **{key: v[k] for key, v in readings.items()}} for k in range(horizon)]}
+            sums[key].append(float(agent.predicted_cost(torch.cat(parts, -1))[mask].double().sum()))
+    count = valid.reshape(-1, horizon).sum(0).float()
+    return {key: torch.tensor(v, dtype=torch.float64) for key, v in sums.items()}, count

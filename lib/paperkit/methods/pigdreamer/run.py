@@ -233,8 +233,18 @@ def prepare_pigdreamer_eval(s: PigdreamerEvalSettings, run_dir: str | Path) -> d
     if s.policy not in ("model", *EVAL_POLICIES):
         raise UsageError(f"unknown --policy {s.policy!r}; expected model, sample or greedy")
     blob = read_model(run_dir)
-    if s.cost_calibration and blob["kind"] == "paperkit.pigdreamer.ppo":
-        raise UsageError(f"{run_dir}: --cost-calibration reads a world model, and a ppo-lag run has none")
+    if s.cost_calibration:
+        if blob["kind"] == "paperkit.pigdreamer.ppo":
+            raise UsageError(f"{run_dir}: --cost-calibration reads a world model, and a ppo-lag run has none")
+        # the calibration keeps every step of the episodes (the analysis itself runs in bounded chunks)
+        from paperkit.methods.pigdreamer.envs import make_core
+        from paperkit.methods.pigdreamer.train import config_from_dict
+
+        cfg = config_from_dict(blob["config"])
+        length = make_core(cfg.env, 1, obs=cfg.obs, moving=cfg.moving, goal_compass=cfg.goal_compass,
+                           need_privileged=False).horizon or 0
+        per_step = 4 * (int(np.prod(blob["obs_shape"])) + int(blob["priv_dim"]) + int(blob["n_actions"]) + 4)
+        check_memory(float(s.episodes) * (length + 1) * per_step, f"--cost-calibration over {s.episodes} episodes")
     return blob
 
 
