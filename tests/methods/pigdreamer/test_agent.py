@@ -396,3 +396,51 @@ def test_pointgoal_continuous_actor_updates_and_acts_in_bounds():
     policy = DeployedPolicy(agent)
     action, _ = policy.act(torch.as_tensor(b.obs), torch.as_tensor(b.is_first), policy.initial(4), gen, greedy=False)
     assert action.shape == (4, 2) and action.abs().max() < 1
+
+
+def test_cost_overshoot_trains_the_cost_head_alone_on_in_episode_windows():
+    """--cost-overshoot K: the cost head's event-weighted NLL on priors run K steps with the replayed actions,
+    averaged over the steps still in the start's episode. With a head that ignores its input the loss is known
+    from the targets alone (brute force over the same picked windows); only the head gets a gradient."""
+    from paperkit.methods.pigdreamer.agent import cost_loss
+
+    core = HazardNavCore(4)
+    replay = random_replay(core, 60, 0)
+    k_max = 5
+    batch = replay.sample(4, 24, torch.Generator().manual_seed(3))
+    batch["is_first"][1, 10] = True            # an episode start inside some windows
+    for variant in ("pig", "unprivileged"):
+        agent = _agent(variant, core, cost_overshoot=k_max, imag_starts=40)
+        with torch.no_grad():
+            agent.cost_head[-1].weight.zero_()
+            agent.cost_head[-1].bias.copy_(torch.linspace(-2, 2, 255))
+        emb = agent.encoder(batch["obs"])
+        hs, zs, _, _ = agent.rssm.observe(emb, batch["action"], batch["is_first"], torch.Generator().manual_seed(0))
+        states = (hs, zs, None, None)
+        if agent.privileged:
+            hp, zp, _, _ = agent.priv_rssm.observe(agent.priv_encoder(batch["privileged"]), batch["action"],
+                                                   batch["is_first"], torch.Generator().manual_seed(0))
+            states = (hs, zs, hp, zp)
+        loss = agent.cost_overshoot_loss(batch, states, torch.Generator().manual_seed(7))
+        windows = 24 - k_max
+        pick = torch.randperm(4 * windows, generator=torch.Generator().manual_seed(7))[:40]
+        terms = []
+        for p in pick.tolist():
+            row, t = divmod(p, windows)
+            for k in range(1, k_max + 1):
+                if batch["is_first"][row, t + 1:t + k + 1].any():
+                    break
+                logits = agent.cost_head[-1].bias[None]
+                terms.append(cost_loss(agent.twohot, logits, batch["cost"][row, t + k][None], agent.cfg.cost_weight))
+        assert float(loss.detach()) == pytest.approx(float(torch.cat(terms).detach().mean()), rel=1e-5)
+        agent.zero_grad()
+        loss.backward()
+        assert agent.cost_head[-1].bias.grad.abs().sum() > 0
+        others = [p for n, p in agent.named_parameters() if not n.startswith("cost_head")]
+        assert all(p.grad is None or not p.grad.any() for p in others)
+        # off by default: the world-model loss has no overshoot part
+        plain = _agent(variant, core)
+        _, parts, _, _ = plain.world_model_loss(batch, torch.Generator().manual_seed(0))
+        assert "cost_overshoot" not in parts
+        _, parts, _, _ = agent.world_model_loss(batch, torch.Generator().manual_seed(0))
+        assert parts["cost_overshoot"] > 0
