@@ -240,6 +240,9 @@ def test_unprivileged_runs_on_an_env_without_privileged_info(pk, tmp_path, test_
            "--checkpoint-every", "256", "--variant", "unprivileged", "--env", "pigtest/no_priv_env-v0",
            "--run-dir", tmp_path / "run")
     assert r.exit_code == 0, r.stderr
+    # registered without max_episode_steps: the calibration's windows need the episode length
+    r = pk("pigdreamer-eval", tmp_path / "run", "--episodes", "2", "--cost-calibration")
+    assert r.exit_code == 3 and "episode length" in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
 
 def test_bad_run_dirs_and_config(pk, tmp_path):
