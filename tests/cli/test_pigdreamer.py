@@ -225,7 +225,6 @@ def test_envs_registered():
     (["--steps", "1000000000", "--envs", "1"], 2, "memory"),
     (["--device", "cuda"], 2, "CPU"),
     (["--no-goal-compass", "--env", "pointgoal"], 2, "--no-goal-compass"),
-    (["--cost-overshoot", "32"], 2, "--cost-overshoot"),
 ])
 def test_bad_input_is_one_line_error_and_no_run_dir(pk, tmp_path, test_envs_registered, args, code, needle):
     run_dir = tmp_path / "run"

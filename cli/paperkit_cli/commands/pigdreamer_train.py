@@ -74,10 +74,6 @@ _POS = click.IntRange(min=1, max=10**9)
                    "of its logits; exact when every per-step cost is 0 or in [1, 10], and costs above 10 a step are "
                    "not counted). The default decodes the weighted head as SafeDreamer does, which inflates rare "
                    "costs up to --cost-weight-fold and so keeps the agent more cautious (examples/pigdreamer).")
-@click.option("--cost-overshoot", type=click.IntRange(0, 1000), default=0, show_default=True, metavar="K",
-              help="Also train the cost head on the priors run K steps from replayed states with the replayed "
-                   "actions (not in SafeDreamer or the paper): imagination reads the head on priors, which it never "
-                   "saw in training. 0: off. See pigdreamer-eval --cost-calibration.")
 @options.device_option
 @options.run_dir_options
 def cli(run_dir, resume, force, **_):

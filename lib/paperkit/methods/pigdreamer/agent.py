@@ -66,7 +66,6 @@ class AgentConfig:
     cost_weight: float = 10.0      # SafeDreamer's: the cost head's loss on cost events (cost ≥ 1) weighs ×10
     cost_debias: bool = False       # read the cost head with that weight undone (debiased_cost_logits); SafeDreamer: no
     cost_estimate: str = "episode"  # what the Lagrangian compares with the per-episode limit (COST_ESTIMATES)
-    cost_overshoot: int = 0         # also train the cost head on priors run this many steps with the replayed actions
 
 
 class Actor(nn.Module):
@@ -258,53 +257,12 @@ class Agent(nn.Module):
             dec = dec + ((self.target_obs(feat_p) - target) ** 2).sum(-1).mean()
         rew = self.twohot.loss(self.reward_head(head_feat), batch["reward"]).mean()
         cost = cost_loss(self.twohot, self.cost_head(head_feat), batch["cost"], self.cfg.cost_weight).mean()
-        if self.cfg.cost_overshoot > 0:
-            overshoot = self.cost_overshoot_loss(batch, (hs, zs) + starts[2:], gen)
-            parts["cost_overshoot"] = overshoot.detach()
-            cost = cost + overshoot
         cont = bernoulli_loss(self.cont_head(head_feat).squeeze(-1), 1.0 - batch["is_terminal"]).mean()
         loss = dyn + align + dec + rew + cost + cont
         parts.update(wm_loss=loss.detach(), dyn=dyn.detach(), align_loss=align.detach(), dec=dec.detach(),
                      reward=rew.detach(), cost=cost.detach(), cont=cont.detach())
         starts = tuple(None if s is None else s.detach().flatten(0, 1) for s in starts)
         return loss, parts, starts, head_feat.detach()
-
-    def cost_overshoot_loss(self, batch: dict, states: tuple, gen: torch.Generator) -> torch.Tensor:
-        """The cost head's loss on prior states (an option; not in SafeDreamer or the paper).
-
-        Imagination reads the cost head on prior states, but the head is trained on posteriors only; on this
-        project's tasks the priors' reading falls with the horizon to a third of the real cost
-        (``pigdreamer-eval --cost-calibration``). Here, from ``imag_starts`` posterior states (h, z, and h⁺, z⁺
-        for the privileged variants) the priors run ``cost_overshoot`` steps with the replayed actions, and the
-        head learns the real costs that followed, event-weighted like its main loss, over the steps still in the
-        start's episode. The states are detached, so only the head learns to read what priors hold (a
-        PlaNet-style overshooting of the cost head alone)."""
-        cfg, k_max = self.cfg, self.cfg.cost_overshoot
-        h, z, hp, zp = states
-        b, steps = batch["cost"].shape
-        windows = steps - k_max
-        if windows < 1:
-            return torch.zeros(())
-        pick = torch.randperm(b * windows, generator=gen)[: cfg.imag_starts]
-        row, t = pick // windows, pick % windows
-        with torch.no_grad():
-            h, z = h[row, t].detach(), z[row, t].detach()
-            if hp is not None:
-                hp, zp = hp.view(b, steps, -1)[row, t], zp.view(b, steps, -1)[row, t]
-            heads = []
-            for k in range(1, k_max + 1):
-                action = batch["action"][row, t + k]
-                h, z, _ = self.rssm.img_step(h, z, action, gen)
-                parts = [h, z]
-                if hp is not None:
-                    hp, zp, _ = self.priv_rssm.img_step(hp, zp, action, gen)
-                    parts += [hp, zp]
-                heads.append(torch.cat(parts, -1))
-            ahead = t[:, None] + torch.arange(1, k_max + 1)
-            in_episode = batch["is_first"][row[:, None], ahead].int().cummax(-1).values == 0
-        nll = cost_loss(self.twohot, self.cost_head(torch.stack(heads, 1)), batch["cost"][row[:, None], ahead],
-                        cfg.cost_weight)
-        return (nll * in_episode).sum() / in_episode.sum().clamp(min=1)
 
     # ------------------------------------------------------------------------------ imagination
     def imagine(self, starts: tuple, gen: torch.Generator) -> dict:

@@ -51,7 +51,6 @@ class PigdreamerTrainSettings:
     cost_estimate: str = "episode"
     cost_weight: float = 10.0
     cost_debias: bool = False
-    cost_overshoot: int = 0
     device: str = "auto"
 
     def train_config(self) -> Any:
@@ -62,7 +61,7 @@ class PigdreamerTrainSettings:
                             cost_limit=self.cost_limit, lagrange_init=self.lagrange_init,
                             penalty_init=self.penalty_init, penalty_growth=self.penalty_growth, entropy=self.entropy,
                             cost_estimate=self.cost_estimate, cost_weight=self.cost_weight,
-                            cost_debias=self.cost_debias, cost_overshoot=self.cost_overshoot)
+                            cost_debias=self.cost_debias)
         return TrainConfig(env=self.env, obs=self.obs, moving=self.moving_hazard, goal_compass=self.goal_compass,
                            steps=self.steps, envs=self.envs,
                            batch_size=self.batch_size, seq_len=self.seq_len, train_ratio=self.train_ratio,
@@ -92,8 +91,6 @@ def _check_ranges(s: PigdreamerTrainSettings) -> None:
         raise UsageError(f"--cost-weight must be a finite number > 0, got {s.cost_weight}")
     if s.horizon < 1:
         raise UsageError(f"--horizon must be ≥ 1 imagination step, got {s.horizon}")
-    if not 0 <= s.cost_overshoot < s.seq_len:
-        raise UsageError(f"--cost-overshoot must be in [0, --seq-len {s.seq_len}), got {s.cost_overshoot}")
     one_batch = s.batch_size * s.seq_len
     if s.steps < max(one_batch, s.envs):
         raise UsageError(f"--steps {s.steps} is fewer than one training batch ({s.batch_size} sequences × "
