@@ -29,7 +29,7 @@ from paperkit.methods.pigdreamer.agent import Agent, DeployedPolicy
 from paperkit.methods.pigdreamer.train import Replay, evaluate
 
 READINGS = ("real", "posterior", "open_loop", "imagined")
-CHUNK = 64          # episodes read at once: ~100 MB of imagined states at the defaults' sizes
+CHUNK = 64          # episodes read at once: ~135 MB of imagined head features at the defaults' sizes
 MIXED = ("open_loop_privileged_prior", "open_loop_naive_prior")
 
 
