@@ -112,6 +112,19 @@ def test_eval_cost_calibration_adds_the_readings_and_keeps_the_episodes(pk, tiny
     assert r.exit_code == 2 and "world model" in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
 
+def test_eval_cost_calibration_refuses_a_horizon_longer_than_the_episodes(pk, tiny_run, tmp_path):
+    import torch
+
+    blob = torch.load(tiny_run / "model.pt", weights_only=False)
+    blob["config"]["agent"]["horizon"] = 100        # HazardNav's episodes have 100 steps
+    (tmp_path / "long").mkdir()
+    torch.save(blob, tmp_path / "long" / "model.pt")
+    r = pk("pigdreamer-eval", tmp_path / "long", "--episodes", "2", "--cost-calibration")
+    assert r.exit_code == 3 and "imagination horizon" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    r = pk("pigdreamer-eval", tmp_path / "long", "--episodes", "2")          # plain evaluation still runs
+    assert r.exit_code == 0, r.stderr
+
+
 def test_eval_cost_calibration_refuses_what_would_not_fit_in_memory(pk, tiny_run, monkeypatch):
     import paperkit.core.resources as resources
 

@@ -246,6 +246,9 @@ def prepare_pigdreamer_eval(s: PigdreamerEvalSettings, run_dir: str | Path) -> d
         if length < 1:
             raise InputError(f"{run_dir}: --cost-calibration needs an env with a known episode length "
                              f"(gymnasium max_episode_steps); {cfg.env} has none")
+        if length <= cfg.agent.horizon:
+            raise InputError(f"{run_dir}: --cost-calibration reads windows of the imagination horizon "
+                             f"({cfg.agent.horizon} steps), and {cfg.env}'s episodes have only {length}")
         per_step = 4 * (int(np.prod(blob["obs_shape"])) + int(blob["priv_dim"]) + int(blob["n_actions"]) + 4)
         check_memory(float(s.episodes) * (length + 1) * per_step, f"--cost-calibration over {s.episodes} episodes")
     return blob
