@@ -110,6 +110,29 @@ def test_eval_cost_calibration_adds_the_readings_and_keeps_the_episodes(pk, tiny
            "--eval-episodes", "2", "--device", "cpu", "-q", "--run-dir", str(ppo)])
     r = pk("pigdreamer-eval", ppo, "--cost-calibration")
     assert r.exit_code == 2 and "world model" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    r = pk("pigdreamer-eval", ppo, "--episodes", "2", "--policy", "random")     # the baseline needs no model
+    assert r.exit_code == 0 and json.loads(r.stdout)["variant"] == "ppo-lag", r.stderr
+
+
+def test_eval_random_policy_is_the_random_baseline_also_under_the_calibration(pk, tiny_run):
+    """--policy random rolls out uniform random actions on the run's env and seeds: the same episodes as
+    random_policy_score's, and with --cost-calibration the same rows plus the readings on them."""
+    import torch
+
+    from paperkit.methods.pigdreamer.envs import make_core
+    from paperkit.methods.pigdreamer.train import RandomPolicy, config_from_dict, evaluate
+
+    res = json.loads(pk("pigdreamer-eval", tiny_run, "--episodes", "4", "--policy", "random").stdout)
+    assert res["policy"] == "random"
+    cfg = config_from_dict(torch.load(tiny_run / "model.pt", weights_only=False)["config"])
+    core = make_core(cfg.env, 4, obs=cfg.obs, moving=cfg.moving, goal_compass=cfg.goal_compass, need_privileged=False)
+    assert res["per_episode"] == evaluate(RandomPolicy(core), core, 4, 7919)
+    own = json.loads(pk("pigdreamer-eval", tiny_run, "--episodes", "4").stdout)
+    assert own["per_episode"] != res["per_episode"]
+    r = pk("pigdreamer-eval", tiny_run, "--episodes", "4", "--policy", "random", "--cost-calibration")
+    assert r.exit_code == 0, r.stderr
+    cal = json.loads(r.stdout)
+    assert cal.pop("cost_calibration")["per_episode"]["real"] > 0 and cal == res
 
 
 def test_eval_cost_calibration_refuses_a_horizon_longer_than_the_episodes(pk, tiny_run, tmp_path):

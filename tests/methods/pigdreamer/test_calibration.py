@@ -9,7 +9,7 @@ import torch
 from paperkit.methods.pigdreamer.agent import Agent, AgentConfig, DeployedPolicy
 from paperkit.methods.pigdreamer.calibration import MIXED, READINGS, cost_calibration, window_mask
 from paperkit.methods.pigdreamer.envs import HazardNavCore
-from paperkit.methods.pigdreamer.train import Replay, evaluate
+from paperkit.methods.pigdreamer.train import RandomPolicy, Replay, evaluate
 
 SMALL = dict(deter=32, hidden=32, stoch=4, classes=4, horizon=5, imag_starts=16)
 
@@ -31,23 +31,33 @@ def test_window_mask_matches_brute_force():
                 assert bool(mask[c, t, k - 1]) == (not first[c, t + 1:t + k + 1].any()), (c, t, k)
 
 
-@pytest.mark.parametrize("variant, chunk", [("pig", 64), ("pig", 4), ("unprivileged", 64)])
-def test_calibration_rolls_out_the_evaluation_and_its_real_column_is_the_env_cost(variant, chunk, monkeypatch):
-    """Also read in chunks of 4 episodes (6 here), as large evaluations are: the real column is the same."""
+@pytest.mark.parametrize("variant, chunk, behaviour", [("pig", 64, "own"), ("pig", 4, "own"), ("unprivileged", 64, "own"),
+                                                      ("pig", 4, "random")])
+def test_calibration_rolls_out_the_evaluation_and_its_real_column_is_the_env_cost(variant, chunk, behaviour,
+                                                                                   monkeypatch):
+    """Also read in chunks of 4 episodes (6 here), as large evaluations are: the real column is the same. With a
+    random behaviour policy, its episodes are the ones read."""
     import paperkit.methods.pigdreamer.calibration as calibration
 
     monkeypatch.setattr(calibration, "CHUNK", chunk)
     episodes, seed = 6, 3
     core = HazardNavCore(episodes, moving=True)
     agent = _agent(variant, core)
-    rows, cal = cost_calibration(agent, core, episodes, seed)
+    acting = (lambda c: DeployedPolicy(agent)) if behaviour == "own" else RandomPolicy
+    rows, cal = cost_calibration(agent, core, episodes, seed,
+                                 behaviour=None if behaviour == "own" else RandomPolicy(core))
     # the same episodes as the evaluation, which never hands the policy the privileged vector
-    assert rows == evaluate(DeployedPolicy(agent), HazardNavCore(episodes, moving=True), episodes, seed)
+    other = HazardNavCore(episodes, moving=True)
+    assert rows == evaluate(acting(other), other, episodes, seed)
+    if behaviour == "random":       # not the agent's episodes
+        own = HazardNavCore(episodes, moving=True)
+        assert rows != evaluate(DeployedPolicy(agent), own, episodes, seed)
     keys = READINGS + (MIXED if variant == "pig" else ())
     assert set(cal["per_episode"]) == set(keys) and len(cal["per_step"]) == SMALL["horizon"]
     # real cost at step t + k over every window, brute force on an independent recording
     record = Replay(episodes, 101, core.obs_shape, core.priv_dim, core.n_actions)
-    evaluate(DeployedPolicy(agent), HazardNavCore(episodes, moving=True), episodes, seed, record=record)
+    other = HazardNavCore(episodes, moving=True)
+    evaluate(acting(other), other, episodes, seed, record=record)
     cost = record.data["cost"][:, :record.filled].numpy()
     for k in range(1, SMALL["horizon"] + 1):
         windows = [cost[c, t + k] for c in range(episodes) for t in range(record.filled - SMALL["horizon"])]

@@ -10,7 +10,11 @@ the cost head over every window of ``horizon`` steps in them, per horizon step k
 * ``imagined``: the agent's own imagination from t (its actor picks the actions: what training uses).
 
 ``open_loop`` below ``real`` is model error under the real actions; ``open_loop`` near ``real`` but
-``imagined`` below is the actor steering imagination where the model sees less cost. For the privileged
+``imagined`` below is the actor steering imagination where the model sees less cost. The real actions are
+the actor's own choices too, so model error that the actor seeks out shows in ``open_loop`` as well: with
+``behaviour`` (e.g. :class:`~paperkit.methods.pigdreamer.train.RandomPolicy`) the episodes come from a policy
+that does not read the model, and comparing the two ``open_loop`` ratios separates the model's error in
+general from the error on the actions its actor picks. For the privileged
 variants, two mixed readings say which prior loses it: the naive posterior with the privileged prior
 (``open_loop_privileged_prior``), and the naive prior with the privileged posterior
 (``open_loop_naive_prior``). Reading the privileged posterior needs the env's privileged vector, as training
@@ -43,15 +47,18 @@ def window_mask(is_first: torch.Tensor, horizon: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def cost_calibration(agent: Agent, core: Any, episodes: int, seed: int, greedy: bool = False) -> tuple[list[dict], dict]:
+def cost_calibration(agent: Agent, core: Any, episodes: int, seed: int, greedy: bool = False,
+                     behaviour: Any = None) -> tuple[list[dict], dict]:
     """The evaluation's per-episode rows (as :func:`evaluate` gives them), and the calibration: the readings'
     per-step cost per horizon step, their means scaled to one episode, and each one's ratio to the real cost.
-    ``core`` has ``episodes`` copies and reports the privileged vector where the agent's world model reads it."""
+    ``core`` has ``episodes`` copies and reports the privileged vector where the agent's world model reads it.
+    ``behaviour`` is the policy that acts in the episodes (:class:`DeployedPolicy`'s interface); by default the
+    agent's own deployed policy. ``imagined`` always uses the agent's actor."""
     length = int(core.horizon)
     if length < 1:
         raise InputError("the cost calibration needs an env with a known episode length (gymnasium max_episode_steps)")
     horizon = agent.cfg.horizon
-    policy = DeployedPolicy(agent)
+    policy = DeployedPolicy(agent) if behaviour is None else behaviour
     record = Replay(episodes, length + 1, core.obs_shape, core.priv_dim, core.n_actions)
     rows = evaluate(policy, core, episodes, seed, greedy=greedy, record=record)
     steps = record.filled

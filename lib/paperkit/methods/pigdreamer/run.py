@@ -207,7 +207,7 @@ class PigdreamerEvalSettings:
 
     episodes: int = 20
     seed: int = 0
-    policy: str = "model"   # "model": as the run was evaluated during training; or "sample" / "greedy"
+    policy: str = "model"   # "model": as the run was evaluated during training; "sample" / "greedy"; or "random"
     device: str = "auto"
     cost_calibration: bool = False   # also read the world model's cost over the same episodes (calibration.py)
 
@@ -230,8 +230,8 @@ def read_model(run_dir: str | Path) -> dict:
 def prepare_pigdreamer_eval(s: PigdreamerEvalSettings, run_dir: str | Path) -> dict:
     if s.device == "cuda":
         raise UsageError("pigdreamer-eval runs on the CPU; use --device cpu or auto")
-    if s.policy not in ("model", *EVAL_POLICIES):
-        raise UsageError(f"unknown --policy {s.policy!r}; expected model, sample or greedy")
+    if s.policy not in ("model", *EVAL_POLICIES, "random"):
+        raise UsageError(f"unknown --policy {s.policy!r}; expected model, sample, greedy or random")
     blob = read_model(run_dir)
     if s.cost_calibration:
         if blob["kind"] == "paperkit.pigdreamer.ppo":
@@ -255,13 +255,14 @@ def prepare_pigdreamer_eval(s: PigdreamerEvalSettings, run_dir: str | Path) -> d
 
 
 def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
-    """``episodes`` episodes of the deployed policy (actions sampled or greedy, as ``s.policy`` says); the env's
-    privileged vector is never passed on."""
+    """``episodes`` episodes of the deployed policy (actions sampled or greedy, as ``s.policy`` says), or of a
+    uniform random policy (``random``: the baseline, and with the calibration a behaviour that does not read
+    the model); the env's privileged vector is never passed on."""
     import torch
 
     from paperkit.methods.pigdreamer.agent import DeployedPolicy
     from paperkit.methods.pigdreamer.envs import make_core
-    from paperkit.methods.pigdreamer.train import evaluate, load_agent
+    from paperkit.methods.pigdreamer.train import RandomPolicy, evaluate, load_agent
 
     torch.set_num_threads(1)
     ppo = blob["kind"] == "paperkit.pigdreamer.ppo"
@@ -279,10 +280,13 @@ def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
 
         core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, goal_compass=cfg.goal_compass,
                          need_privileged=cfg.agent.variant != "unprivileged")
-        rows, calibration = cost_calibration(agent, core, s.episodes, 7919 + s.seed, greedy=mode == "greedy")
+        rows, calibration = cost_calibration(agent, core, s.episodes, 7919 + s.seed, greedy=mode == "greedy",
+                                             behaviour=RandomPolicy(core) if mode == "random" else None)
     else:
         core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, need_privileged=False,
                          goal_compass=cfg.goal_compass)
+        if mode == "random":
+            policy = RandomPolicy(core)
         rows = evaluate(policy, core, s.episodes, 7919 + s.seed, greedy=mode == "greedy")
     ret = np.array([r["return"] for r in rows])
     cost = np.array([r["cost"] for r in rows])
