@@ -122,8 +122,10 @@ def test_eval_random_policy_is_the_random_baseline_also_under_the_calibration(pk
     from paperkit.methods.pigdreamer.envs import make_core
     from paperkit.methods.pigdreamer.train import RandomPolicy, config_from_dict, evaluate
 
-    res = json.loads(pk("pigdreamer-eval", tiny_run, "--episodes", "4", "--policy", "random").stdout)
+    r = pk("pigdreamer-eval", tiny_run, "--episodes", "4", "--policy", "random")
+    res = json.loads(r.stdout)
     assert res["policy"] == "random"
+    assert any(line.split()[:2] == ["pig", "random"] for line in r.stderr.splitlines()), r.stderr   # who acted
     cfg = config_from_dict(torch.load(tiny_run / "model.pt", weights_only=False)["config"])
     core = make_core(cfg.env, 4, obs=cfg.obs, moving=cfg.moving, goal_compass=cfg.goal_compass, need_privileged=False)
     assert res["per_episode"] == evaluate(RandomPolicy(core), core, 4, 7919)

@@ -13,4 +13,8 @@ SUMMARY_COLUMNS = [("variant", "variant", ""), ("return_mean", "return", ".3f"),
 
 
 def report_summary(summary: dict, title: str) -> None:
-    options.report_table([summary], SUMMARY_COLUMNS, title=title)
+    """The summary's row on stderr; with the policy that acted where the summary names it (pigdreamer-eval's
+    --policy random scores uniform random actions, not the variant's actor)."""
+    columns = SUMMARY_COLUMNS if "policy" not in summary else [SUMMARY_COLUMNS[0], ("policy", "policy", ""),
+                                                                *SUMMARY_COLUMNS[1:]]
+    options.report_table([summary], columns, title=title)
