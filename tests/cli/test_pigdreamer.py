@@ -112,11 +112,16 @@ def test_eval_cost_calibration_adds_the_readings_and_keeps_the_episodes(pk, tiny
     assert r.exit_code == 2 and "world model" in r.stderr and r.stderr.count("\n") == 1, r.stderr
     r = pk("pigdreamer-eval", ppo, "--episodes", "2", "--policy", "random")     # the baseline needs no model
     assert r.exit_code == 0 and json.loads(r.stdout)["variant"] == "ppo-lag", r.stderr
+    from paperkit.methods.pigdreamer.envs import make_core
+    from paperkit.methods.pigdreamer.train import RandomPolicy, evaluate
+
+    core = make_core("hazardnav", 2, obs="vector", moving=False, goal_compass=True, need_privileged=False)
+    assert json.loads(r.stdout)["per_episode"] == evaluate(RandomPolicy(core), core, 2, 7919)
 
 
 def test_eval_random_policy_is_the_random_baseline_also_under_the_calibration(pk, tiny_run):
-    """--policy random rolls out uniform random actions on the run's env and seeds: the same episodes as
-    random_policy_score's, and with --cost-calibration the same rows plus the readings on them."""
+    """--policy random rolls out uniform random actions on the run's env and pigdreamer-eval's evaluation seeds,
+    and with --cost-calibration gives the same rows plus the readings on them."""
     import torch
 
     from paperkit.methods.pigdreamer.envs import make_core

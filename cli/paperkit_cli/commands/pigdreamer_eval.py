@@ -39,7 +39,9 @@ def cli(run, output, fmt, manifest_path, **_):
     posterior, open_loop, imagined, and for the privileged variants which prior loses it). The world model
     reads the env's privileged vector there, as in training; the policy still acts on observations only.
     The real actions are the actor's own picks, so the model error it seeks out shows in open_loop too; with
-    --policy random the same reading on actions the actor did not pick tells the two apart.
+    --policy random the same reading on actions the actor did not pick tells the two apart. There, imagined
+    is still the agent's actor imagining from the random episodes' states, so its ratio to the random
+    policy's real cost is no calibration: read open_loop and posterior.
 
     \b
     Examples:

@@ -53,7 +53,8 @@ def cost_calibration(agent: Agent, core: Any, episodes: int, seed: int, greedy: 
     per-step cost per horizon step, their means scaled to one episode, and each one's ratio to the real cost.
     ``core`` has ``episodes`` copies and reports the privileged vector where the agent's world model reads it.
     ``behaviour`` is the policy that acts in the episodes (:class:`DeployedPolicy`'s interface); by default the
-    agent's own deployed policy. ``imagined`` always uses the agent's actor."""
+    agent's own deployed policy. ``imagined`` always uses the agent's actor, so under another behaviour its
+    ratio to the real cost compares two different policies' costs."""
     length = int(core.horizon)
     if length < 1:
         raise InputError("the cost calibration needs an env with a known episode length (gymnasium max_episode_steps)")
