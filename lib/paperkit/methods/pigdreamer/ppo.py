@@ -16,10 +16,10 @@ from torch import nn
 
 from paperkit.core.errors import InputError
 from paperkit.methods.pigdreamer.agent import Actor
-from paperkit.methods.pigdreamer.envs import StepBatch, make_core
+from paperkit.methods.pigdreamer.envs import StepBatch
 from paperkit.methods.pigdreamer.lagrangian import AugmentedLagrangian
 from paperkit.methods.pigdreamer.nets import mlp, symlog
-from paperkit.methods.pigdreamer.train import config_dict, config_from_dict, evaluate
+from paperkit.methods.pigdreamer.train import config_dict, config_from_dict, evaluate, run_core
 
 
 class PPOPolicy(nn.Module):
@@ -66,9 +66,8 @@ class PPOLagTrainer:
 
     def __init__(self, cfg: Any, seed: int):
         self.cfg, self.seed = cfg, seed
-        env = {"obs": cfg.obs, "moving": cfg.moving, "goal_compass": cfg.goal_compass, "need_privileged": False}
-        self.core = make_core(cfg.env, cfg.envs, **env)
-        self.eval_core = make_core(cfg.env, cfg.eval_episodes, **env)
+        self.core = run_core(cfg, cfg.envs, False)
+        self.eval_core = run_core(cfg, cfg.eval_episodes, False)
         torch.manual_seed(seed)
         self.gen = torch.Generator().manual_seed(seed)
         c = self.core

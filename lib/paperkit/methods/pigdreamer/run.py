@@ -237,12 +237,10 @@ def prepare_pigdreamer_eval(s: PigdreamerEvalSettings, run_dir: str | Path) -> d
         if blob["kind"] == "paperkit.pigdreamer.ppo":
             raise UsageError(f"{run_dir}: --cost-calibration reads a world model, and a ppo-lag run has none")
         # the calibration keeps every step of the episodes (the analysis itself runs in bounded chunks)
-        from paperkit.methods.pigdreamer.envs import make_core
-        from paperkit.methods.pigdreamer.train import config_from_dict
+        from paperkit.methods.pigdreamer.train import config_from_dict, run_core
 
         cfg = config_from_dict(blob["config"])
-        length = make_core(cfg.env, 1, obs=cfg.obs, moving=cfg.moving, goal_compass=cfg.goal_compass,
-                           need_privileged=False).horizon or 0
+        length = run_core(cfg, 1, need_privileged=False).horizon or 0
         if length < 1:
             raise InputError(f"{run_dir}: --cost-calibration needs an env with a known episode length "
                              f"(gymnasium max_episode_steps); {cfg.env} has none")
@@ -261,8 +259,7 @@ def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
     import torch
 
     from paperkit.methods.pigdreamer.agent import DeployedPolicy
-    from paperkit.methods.pigdreamer.envs import make_core
-    from paperkit.methods.pigdreamer.train import RandomPolicy, evaluate, load_agent
+    from paperkit.methods.pigdreamer.train import RandomPolicy, evaluate, load_agent, run_core
 
     torch.set_num_threads(1)
     ppo = blob["kind"] == "paperkit.pigdreamer.ppo"
@@ -278,13 +275,11 @@ def execute_pigdreamer_eval(s: PigdreamerEvalSettings, blob: dict) -> dict:
     if s.cost_calibration:      # the world model reads the privileged vector as in training; the policy does not
         from paperkit.methods.pigdreamer.calibration import cost_calibration
 
-        core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, goal_compass=cfg.goal_compass,
-                         need_privileged=cfg.agent.variant != "unprivileged")
+        core = run_core(cfg, s.episodes, need_privileged=cfg.agent.variant != "unprivileged")
         rows, calibration = cost_calibration(agent, core, s.episodes, 7919 + s.seed, greedy=mode == "greedy",
                                              behaviour=RandomPolicy(core) if mode == "random" else None)
     else:
-        core = make_core(cfg.env, s.episodes, obs=cfg.obs, moving=cfg.moving, need_privileged=False,
-                         goal_compass=cfg.goal_compass)
+        core = run_core(cfg, s.episodes, need_privileged=False)
         if mode == "random":
             policy = RandomPolicy(core)
         rows = evaluate(policy, core, s.episodes, 7919 + s.seed, greedy=mode == "greedy")

@@ -73,6 +73,13 @@ class Replay:
         self.filled = int(s["filled"])
 
 
+def run_core(cfg: Any, copies: int, need_privileged: bool) -> Any:
+    """The batched env core of a run's config (env, observation kind, moving hazards, goal compass) with
+    ``copies`` copies: training, evaluation and pigdreamer-eval all build it here, so they see the same env."""
+    return make_core(cfg.env, copies, obs=cfg.obs, moving=cfg.moving, goal_compass=cfg.goal_compass,
+                     need_privileged=need_privileged)
+
+
 def env_action(action: torch.Tensor, discrete: bool) -> np.ndarray:
     return action.argmax(-1).numpy() if discrete else action.numpy()
 
@@ -160,9 +167,8 @@ class Trainer:
     def __init__(self, cfg: TrainConfig, seed: int, device: str = "cpu"):
         self.cfg, self.seed = cfg, seed
         need_priv = cfg.agent.variant != "unprivileged"
-        env = {"obs": cfg.obs, "moving": cfg.moving, "goal_compass": cfg.goal_compass, "need_privileged": need_priv}
-        self.core = make_core(cfg.env, cfg.envs, **env)
-        self.eval_core = make_core(cfg.env, cfg.eval_episodes, **env)
+        self.core = run_core(cfg, cfg.envs, need_priv)
+        self.eval_core = run_core(cfg, cfg.eval_episodes, need_priv)
         torch.manual_seed(seed)
         self.gen = torch.Generator().manual_seed(seed)
         c = self.core
