@@ -330,3 +330,63 @@ def test_sigterm_stops_the_superlink_too(tmp_path):
         assert socket.socket().connect_ex(("127.0.0.1", port)) != 0  # the SuperLink is gone with it
     finally:
         _stop(server)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
+def test_sigkill_of_the_server_stops_the_superlink_too(tmp_path):
+    """A SIGKILLed ferret-server runs no cleanup; the kernel still ends its SuperLink (and with it Flower's
+    ServerApp process), so the port is free again."""
+    port = _free_port()
+    server = _start(["ferret-server", "--insecure", "--listen", f"127.0.0.1:{port}", "--wait-timeout", "120",
+                     *ALGO, "--run-dir", str(tmp_path / "s")])
+    try:
+        _wait_for_port(server, port)
+        server.kill()
+        server.communicate(timeout=30)
+        deadline = time.monotonic() + 30
+        while socket.socket().connect_ex(("127.0.0.1", port)) == 0:
+            assert time.monotonic() < deadline, "the SuperLink outlived a SIGKILLed ferret-server"
+            time.sleep(0.3)
+    finally:
+        _stop(server)
+
+
+def _gone(pid: int, within: float) -> bool:
+    """True once ``pid`` has exited (a zombie left for init to reap counts as exited)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
+def test_a_wrapped_process_ends_when_its_starter_is_killed():
+    """die_with_parent: a process started through it ends when the process that started it is SIGKILLed
+    (which can run no cleanup), and without the wrapper the same process outlives it."""
+    starter = ("import subprocess, sys, time\n"
+               "from paperkit.methods.ferret.deploy import die_with_parent\n"
+               "cmd = [sys.executable, '-c', 'import time; time.sleep(60)']\n"
+               "child = subprocess.Popen(die_with_parent(cmd) if sys.argv[1] == 'wrapped' else cmd,\n"
+               "                         start_new_session=True)\n"
+               "print(child.pid, flush=True)\n"
+               "time.sleep(60)\n")
+    for mode, ends in (("wrapped", True), ("plain", False)):
+        parent = subprocess.Popen([sys.executable, "-c", starter, mode], stdout=subprocess.PIPE, text=True,
+                                  env=_env())
+        child = int(parent.stdout.readline())
+        try:
+            time.sleep(0.5)  # the wrapper has made its request and become the child's command
+            assert not _gone(child, 0.1)
+            parent.kill()
+            parent.wait()
+            assert _gone(child, 5.0 if ends else 2.0) is ends, mode
+        finally:
+            if not _gone(child, 0.1):
+                os.kill(child, 9)

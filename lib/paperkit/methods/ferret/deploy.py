@@ -111,12 +111,33 @@ def executable(name: str) -> str:
     found = str(beside) if beside.exists() else shutil.which(name)
     if not found:
         raise PaperkitError(f"'{name}' was not found; it comes with the flwr package")
-    return found
+    return os.path.abspath(found)
+
+
+# Run by a fresh interpreter in front of each Flower process on Linux: ask the kernel to send SIGTERM when
+# the paperkit process that started it dies, even by SIGKILL, then become the Flower process (the request
+# survives execv). Without it a killed ferret-server left its SuperLink listening for good. A wrapper, not
+# Popen's preexec_fn, because preexec_fn is unsafe in a process with threads (torch's).
+_DIE_WITH_PARENT = """import ctypes, os, signal, sys
+ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))  # 1 = PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(0)  # the parent died before the request was made
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def die_with_parent(command: list[str]) -> list[str]:
+    """``command`` (an absolute executable first), wrapped so that it ends when this process does (Linux;
+    elsewhere unchanged). The kernel watches the thread that starts it: start it from a long-lived thread."""
+    if not sys.platform.startswith("linux"):
+        return command
+    return [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
 
 
 @dataclass
 class FlowerProcess:
-    """A Flower process in its own session (so stopping it also stops what it started)."""
+    """A Flower process in its own session (so stopping it also stops what it started), ended by the kernel
+    if this process dies without stopping it."""
 
     name: str
     proc: subprocess.Popen
@@ -126,7 +147,7 @@ class FlowerProcess:
     def start(cls, name: str, argv: list[str], *, env: dict[str, str], log_path: Path) -> FlowerProcess:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "ab") as log:
-            proc = subprocess.Popen([executable(name), *argv], stdout=log, stderr=subprocess.STDOUT,
+            proc = subprocess.Popen(die_with_parent([executable(name), *argv]), stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, env=env, start_new_session=True)
         return cls(name, proc, log_path)
 
