@@ -10,6 +10,7 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 os.environ.setdefault("PAPERKIT_PROGRESS", "never")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+import re  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -37,6 +38,37 @@ def _code(e: SystemExit) -> int:
     return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
 
 
+_OPTION = re.compile(r"(?<![\\w/.-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+# Errors that name another command's option without naming that command (they say how a file was made).
+_NAMED_ELSEWHERE = {"rgtg-generate": {"--loss"}}
+
+
+def _options(command) -> set[str]:
+    import click
+
+    return {o for p in command.params if isinstance(p, click.Option) for o in [*p.opts, *p.secondary_opts]}
+
+
+def _check_named_options(command: str, args: list[str], stderr: str) -> None:
+    """An error that tells the user to use an option must name one that exists: every ``--option`` in the
+    error line that the user did not type belongs to ``command``, to ``paperkit`` itself, or to a command the
+    line names ("refit with conformal-cv --save-model")."""
+    from paperkit_cli import registry
+    from paperkit_cli.main import cli, load_command
+
+    cmd = load_command(command) if command in registry.available_commands() else None
+    if cmd is None:  # not a command (paperkit's own options, or an unknown or planned name): nothing to check
+        return
+    line = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    known = _options(cmd) | _options(cli) | {"--help"} | _NAMED_ELSEWHERE.get(command, set())
+    for other in registry.available_commands():
+        if re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", line):
+            known |= _options(load_command(other))
+    typed = {a.split("=", 1)[0] for a in args}
+    unknown = sorted(set(_OPTION.findall(line)) - known - typed)
+    assert not unknown, f"paperkit {command}'s error names {unknown}, which it has no option for: {line}"
+
+
 @pytest.fixture
 def pk():
     """Run ``paperkit ARGS...`` in-process through the real entry point (error policy included)."""
@@ -52,6 +84,8 @@ def pk():
                 code = _code(e)
             stdout = out.getvalue().decode(errors="replace")
             stderr = err.getvalue().decode(errors="replace")
+        if code in (2, 3) and args:
+            _check_named_options(str(args[0]), [str(a) for a in args], stderr)
         return Result(code, stdout, stderr)
 
     return run

@@ -255,8 +255,11 @@ def test_binary_stdin_is_recognised(monkeypatch):
 def test_memory_and_work_limits_name_the_figure_and_the_flag():
     resources.check_memory(1e6, "a small array")
     with pytest.raises(UsageError, match=r"--max-memory-gb") as e:
-        resources.check_memory(8 * 1e11 * 1e3, "the regret array (--runs 1e11)")
+        resources.check_memory(8 * 1e11 * 1e3, "the regret array (--runs 1e11)", flag=resources.MEMORY_FLAG)
     assert "PiB" in str(e.value) or "TiB" in str(e.value)
+    # a command without the option is not told to use it
+    with pytest.raises(UsageError, match=r"use smaller sizes$"):
+        resources.check_memory(8 * 1e11 * 1e3, "the regret array (--runs 1e11)")
     with pytest.raises(UsageError, match="--max-work"):
         resources.check_work(1e15, "the projection", limit=1e12, flag="--max-work")
     with pytest.raises(UsageError):

@@ -106,17 +106,20 @@ def format_bytes(n: float) -> str:
     return f"{n:.1f} PiB"
 
 
-def check_memory(nbytes: float, what: str, *, limit_gb: float | None = None,
-                 flag: str = "--max-memory-gb") -> None:
+MEMORY_FLAG = "--max-memory-gb"
+
+
+def check_memory(nbytes: float, what: str, *, limit_gb: float | None = None, flag: str | None = None) -> None:
     """UsageError (exit 2) when ``what`` needs more than ``limit_gb`` (default: 3/4 of RAM).
 
     ``nbytes`` is an estimate computed from the options alone, before anything is allocated; pass
-    Python ints or floats (numpy ints overflow silently).
+    Python ints or floats (numpy ints overflow silently). ``flag``: the command's option that sets the
+    limit (``MEMORY_FLAG``), named in the message; leave it out when the command has none.
     """
     limit = default_memory_limit_gb() if limit_gb is None else float(limit_gb)
     if not (nbytes <= limit * 2**30):
         raise UsageError(f"{what} needs about {format_bytes(nbytes)} of memory, over the limit of "
-                         f"{limit:g} GiB; use smaller sizes, or raise the limit with {flag}")
+                         f"{limit:g} GiB; use smaller sizes" + (f", or raise the limit with {flag}" if flag else ""))
 
 
 def check_work(units: float, what: str, *, limit: float, flag: str, unit: str = "operations") -> None:

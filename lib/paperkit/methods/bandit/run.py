@@ -20,7 +20,7 @@ import numpy as np
 
 from paperkit.core.errors import UsageError
 from paperkit.core.progress import progress as default_progress
-from paperkit.core.resources import check_memory
+from paperkit.core.resources import MEMORY_FLAG, check_memory
 from paperkit.methods.bandit.bounds import LowerBound, lower_bound
 from paperkit.methods.bandit.instances import Instance, resolve_instance
 from paperkit.methods.bandit.simulate import (
@@ -41,7 +41,6 @@ from paperkit.methods.bandit.simulate import (
 
 # Rounds per run above this would take days per run even with numba; the option refuses them.
 MAX_HORIZON = 10**9
-MEMORY_FLAG = "--max-memory-gb"
 
 
 # ----------------------------------------------------------------------------------------- common

@@ -35,7 +35,7 @@ from sklearn.base import clone
 from paperkit.core import io
 from paperkit.core.errors import InputError, UsageError
 from paperkit.core.readers import read_numeric
-from paperkit.core.resources import check_memory
+from paperkit.core.resources import MEMORY_FLAG, check_memory
 from paperkit.core.tables import Table, read_table
 from paperkit.methods.conformal.baselines import jackknife_plus, split_fit, split_sets
 from paperkit.methods.conformal.classification import CLASS_METHODS, CrossConformalClassifier
@@ -595,7 +595,7 @@ def prepare_sim(settings: SimSettings) -> SimInputs:
         raise UsageError(f"n = {s.n} is too small for {s.n_folds} folds; expected n >= {max(4, 2 * s.n_folds)}")
     need = max(sim_memory_bytes(s.n, p, s.test_points, "jackknife+" in methods) for p in s.dims)
     check_memory(need, f"the simulation with n = {s.n}, p = {max(s.dims)}, {s.test_points} test point(s)",
-                 limit_gb=s.max_memory_gb)
+                 limit_gb=s.max_memory_gb, flag=MEMORY_FLAG)
     return SimInputs(s, methods)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from paperkit.core import io
 from paperkit.core.errors import InputError, UsageError
 from paperkit.core.progress import progress as default_progress
-from paperkit.core.resources import check_memory, resolve_jobs
+from paperkit.core.resources import MEMORY_FLAG, check_memory, resolve_jobs
 from paperkit.methods.dcgnn.data import SYNTHETIC, GraphSet, generate, load_data
 from paperkit.methods.dcgnn.model import CHANNELS, COMBINERS, SEGNNS
 from paperkit.methods.dcgnn.train import (
@@ -165,14 +165,14 @@ NODES_PER_GRAPH = {"redblue": 56, "topofeature": 47, "motif": 20}   # generators
 
 
 def check_graph_memory(n_graphs: int, nodes_per_graph: float, hidden: int = 0, batch_size: int = 0,
-                       limit_gb: float | None = None) -> None:
+                       limit_gb: float | None = None, flag: str | None = None) -> None:
     """Refuse, before generating or training, data or activations that cannot fit: ~4 directed edges per node,
     and per batch two 3-layer GINs keeping about 12 node- and edge-sized activations of width ``hidden``."""
     nodes = n_graphs * nodes_per_graph
-    check_memory(nodes * (4 * 16 + 40), "the graphs", limit_gb=limit_gb)
+    check_memory(nodes * (4 * 16 + 40), "the graphs", limit_gb=limit_gb, flag=flag)
     if hidden:
         check_memory(min(batch_size, n_graphs) * nodes_per_graph * 5 * hidden * 4 * 12, "training activations",
-                     limit_gb=limit_gb)
+                     limit_gb=limit_gb, flag=flag)
 
 
 def load_graphs(data: str | None, synthetic: str | None, n_graphs: int, seed: int) -> tuple[GraphSet, str]:
@@ -205,7 +205,7 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
                          f"leave no epoch of {s.epochs} to train the channel relevances; use a hold below "
                          f"{max(0, s.epochs - min(s.warmup, s.epochs))}")
     if s.synthetic in NODES_PER_GRAPH:
-        check_graph_memory(s.n_graphs, NODES_PER_GRAPH[s.synthetic], s.hidden, s.batch_size, s.max_memory_gb)
+        check_graph_memory(s.n_graphs, NODES_PER_GRAPH[s.synthetic], s.hidden, s.batch_size, s.max_memory_gb, MEMORY_FLAG)
     gs, source = load_graphs(s.data, s.synthetic, s.n_graphs, s.seed)
     if s.channels != "gnn" and not s.constant_feature and np.all(gs.x == gs.x[:1]) and gs.x.shape[1] == 1:
         raise InputError(f"{source}: --channels {s.channels} needs node features, but every node has the same "
@@ -214,7 +214,7 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
     for name in ("train", "test"):
         if len(splits[name]) == 0:
             raise InputError(f"{source}: the {name} split is empty")
-    check_graph_memory(gs.n_graphs, gs.graph_ptr[-1] / gs.n_graphs, s.hidden, s.batch_size, s.max_memory_gb)
+    check_graph_memory(gs.n_graphs, gs.graph_ptr[-1] / gs.n_graphs, s.hidden, s.batch_size, s.max_memory_gb, MEMORY_FLAG)
     return FitInputs(s, gs, source, splits)
 
 

@@ -240,7 +240,7 @@ def prepare_ferret_recon(settings: FerretReconSettings) -> FerretReconInputs:
     """Check K, the blocks and the memory the study needs (from the options alone) and pick the device."""
     from paperkit.core.devices import resolve_device
     from paperkit.core.errors import ConfigError
-    from paperkit.core.resources import check_memory
+    from paperkit.core.resources import MEMORY_FLAG, check_memory
     from paperkit.methods.ferret.recon import memory_estimate
 
     s = settings
@@ -250,7 +250,7 @@ def prepare_ferret_recon(settings: FerretReconSettings) -> FerretReconInputs:
         raise ConfigError(f"--blocks {s.blocks} is out of range; expected 1..{s.d}")
     if s.blocks > min(s.k):
         raise ConfigError(f"every K must be at least the number of blocks ({s.blocks})")
-    check_memory(memory_estimate(s.d, s.blocks), f"--d {s.d}", limit_gb=s.max_memory_gb)
+    check_memory(memory_estimate(s.d, s.blocks), f"--d {s.d}", limit_gb=s.max_memory_gb, flag=MEMORY_FLAG)
     return FerretReconInputs(s, resolve_device(s.device))
 
 

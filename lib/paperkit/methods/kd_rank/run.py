@@ -204,12 +204,12 @@ def data_memory_bytes(s: KdRankSettings) -> float:
 def prepare_kd_rank(s: KdRankSettings) -> KdRankInputs:
     """Check the settings and read every input (data, teacher) before a run dir exists."""
     from paperkit.core import io
-    from paperkit.core.resources import check_memory
+    from paperkit.core.resources import MEMORY_FLAG, check_memory
     from paperkit.methods.kd_rank.data import load_data
     from paperkit.methods.kd_rank.train import parse_hidden
 
     check_memory(data_memory_bytes(s), f"synth100 with {s.train_per_class} + {s.test_per_class} samples per class",
-                 limit_gb=s.max_memory_gb)
+                 limit_gb=s.max_memory_gb, flag=MEMORY_FLAG)
     bases = parse_bases(s.bases)
     seeds = parse_seeds(s.seeds)
     t_hidden, s_hidden = parse_hidden(s.teacher_hidden), parse_hidden(s.student_hidden)

@@ -185,11 +185,11 @@ def train_memory_bytes(s: LdsmcTrainSettings) -> float:
 
 
 def prepare_ldsmc_train(s: LdsmcTrainSettings) -> TrainInputs:
-    from paperkit.core.resources import check_memory
+    from paperkit.core.resources import MEMORY_FLAG, check_memory
     from paperkit.methods.ldsmc.data import load_dataset
 
     check_memory(train_memory_bytes(s), f"a VAE of width {s.vae_width} and an ε-network of width {s.ldm_width} "
-                 f"at batch size {s.batch_size}", limit_gb=s.max_memory_gb)
+                 f"at batch size {s.batch_size}", limit_gb=s.max_memory_gb, flag=MEMORY_FLAG)
     x_train, y_train = load_dataset(s.data, "train", s.seed)
     x_test, y_test = load_dataset(s.data, "test", s.seed)
     return TrainInputs(s, x_train, y_train, x_test, y_test)
@@ -387,7 +387,7 @@ def _problem(s: ProblemSettings, prior: Any, classifier: Any, model: Any, images
 
 
 def _check_sizes(s: ProblemSettings, prior: Any, n_images: int, entries: list[tuple[str, str, Any]]) -> None:
-    from paperkit.core.resources import check_memory
+    from paperkit.core.resources import MEMORY_FLAG, check_memory
 
     usable = prior.schedule.T - 1
     for name, _, p in entries:
@@ -399,7 +399,7 @@ def _check_sizes(s: ProblemSettings, prior: Any, n_images: int, entries: list[tu
     most = max(p.particles for _, _, p in entries)
     # particles.npy (float64 and float32 copies), decoded images and their gradients, latents, per image
     need = float(n_images) * float(most) * (float(c * h * w) * 4 * 8 + latent * 8 * 8)
-    check_memory(need, f"{n_images} images × {most} particles", limit_gb=s.max_memory_gb)
+    check_memory(need, f"{n_images} images × {most} particles", limit_gb=s.max_memory_gb, flag=MEMORY_FLAG)
 
 
 def prepare_ldsmc_restore(s: ProblemSettings, model: str | os.PathLike, images: list[str] = (),

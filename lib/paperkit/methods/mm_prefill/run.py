@@ -88,21 +88,21 @@ def load_sample(qkv_path: str | None, synthetic: str | None, *, seed: int, block
     ``max_memory_gb`` before a synthetic sample is generated (from the spec's sizes), and for captured
     tensors before loading (from the stored sizes) and again once the shapes are known.
     """
-    from paperkit.core.resources import check_memory
+    from paperkit.core.resources import MEMORY_FLAG, check_memory
     from paperkit.methods.mm_prefill import data, memory
 
     if (qkv_path is None) == (synthetic is None):
         raise UsageError("give exactly one of --qkv FILE or --synthetic SPEC")
     if qkv_path is not None:
-        check_memory(2 * stored_bytes(qkv_path), f"loading {qkv_path}", limit_gb=max_memory_gb)
+        check_memory(2 * stored_bytes(qkv_path), f"loading {qkv_path}", limit_gb=max_memory_gb, flag=MEMORY_FLAG)
         d = data.load_qkv(qkv_path)
         L, H, n, dim = d["q"].shape
-        check_memory(estimate(L, H, n, dim, d["q"].element_size()), what, limit_gb=max_memory_gb)
+        check_memory(estimate(L, H, n, dim, d["q"].element_size()), what, limit_gb=max_memory_gb, flag=MEMORY_FLAG)
         return Sample(d["q"], d["k"], d["v"], d["modality"], [str(qkv_path)])
     spec = data.resolve_spec(synthetic)
     n = spec.tokens()
     need = estimate(spec.layers, len(spec.heads), n, spec.dim, 4) + memory.synthetic_bytes(1, 1, n, spec.dim)
-    check_memory(need, f"{what} on the synthetic sample ({n:,} tokens)", limit_gb=max_memory_gb)
+    check_memory(need, f"{what} on the synthetic sample ({n:,} tokens)", limit_gb=max_memory_gb, flag=MEMORY_FLAG)
     d = data.synthetic_qkv(spec, seed=seed, block=block_size)
     files = [synthetic] if synthetic not in data.PRESETS else []
     return Sample(d["q"], d["k"], d["v"], d["modality"], files, d["truth"])
@@ -526,7 +526,7 @@ class MmPrefillBenchInputs:
 
 def prepare_mm_prefill_bench(s: MmPrefillBenchSettings) -> MmPrefillBenchInputs:
     from paperkit.core.devices import resolve_device
-    from paperkit.core.resources import check_memory
+    from paperkit.core.resources import MEMORY_FLAG, check_memory
     from paperkit.methods.mm_prefill import memory
 
     if s.dtype not in DTYPES:
@@ -546,7 +546,7 @@ def prepare_mm_prefill_bench(s: MmPrefillBenchSettings) -> MmPrefillBenchInputs:
     need, at = max((memory.bench_bytes(n, s.heads, s.dim, itemsize=itemsize, block_size=BENCH_BLOCK, density=d),
                     (n, d)) for n in s.n for d in s.density)
     check_memory(need, f"mm-prefill-bench at --n {at[0]} --heads {s.heads} --dim {s.dim} --density {at[1]:g}",
-                 limit_gb=s.max_memory_gb)
+                 limit_gb=s.max_memory_gb, flag=MEMORY_FLAG)
     return MmPrefillBenchInputs(s, dev, dtype)
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from paperkit.core.errors import InputError, UsageError
 from paperkit.core.progress import progress as default_progress
-from paperkit.core.resources import check_memory
+from paperkit.core.resources import MEMORY_FLAG, check_memory
 from paperkit.core.seeding import spawn_seeds
 from paperkit.core.validate import check_range
 from paperkit.datasets import train_test_indices
@@ -598,7 +598,7 @@ def prepare_make(settings: MakeSettings) -> MakeSettings:
         raise UsageError(f"--dataset {s.dataset!r}: expected one of {', '.join(DATASET_NAMES)}")
     if s.n is not None and s.dataset in _COLUMNS_PER_SAMPLE:
         check_memory(8.0 * int(s.n) * _COLUMNS_PER_SAMPLE[s.dataset], f"--n {s.n} samples of {s.dataset}",
-                     limit_gb=s.max_memory_gb, flag="--max-memory-gb")
+                     limit_gb=s.max_memory_gb, flag=MEMORY_FLAG)
     return s
 
 

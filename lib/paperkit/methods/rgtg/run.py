@@ -188,7 +188,7 @@ def prepare_train_lm(s: TrainLmSettings, *, text=None, corpus=None, samples=None
 
     params = s.layers * 12 * s.d_model ** 2 + 2 * (len(vocab) + longest) * s.d_model
     check_memory(16 * params + 4 * s.batch_size * longest * (len(vocab) + 16 * s.d_model),
-                 f"an LM with --d-model {s.d_model} and --layers {s.layers}", flag="smaller --d-model")
+                 f"an LM with --d-model {s.d_model} and --layers {s.layers}")
     return TrainLmInputs(s, vocab, train, val, source,
                          [p for p in (text, samples, vocab_from) if p is not None], resolve_device(s.device))
 
