@@ -73,7 +73,7 @@ _POS = click.IntRange(min=1, max=10**9)
               help="Read the cost head as the expected per-step cost, --cost-weight undone (a prior-shift correction "
                    "of its logits; exact when every per-step cost is 0 or in [1, 10], and costs above 10 a step are "
                    "not counted). The default decodes the weighted head as SafeDreamer does, which inflates rare "
-                   "costs up to --cost-weight-fold and so keeps the agent more cautious (examples/pigdreamer).")
+                   "costs by up to a factor of --cost-weight and so keeps the agent more cautious (examples/pigdreamer).")
 @options.device_option
 @options.run_dir_options
 def cli(run_dir, resume, force, **_):
