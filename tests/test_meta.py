@@ -294,3 +294,18 @@ def test_documented_invocations_use_existing_options():
                 if o not in known and o != "-":
                     problems.append(f"{where}: paperkit {name} {o}")
     assert not problems, "unknown options in documented invocations:\n" + "\n".join(sorted(set(problems)))
+
+
+def test_help_texts_name_only_options_that_exist():
+    """Every --option a command's help names is an option of some paperkit command ("--cost-weight-fold" once
+    read as one). Options of other tools (flower-supernode's, a benchmark's) are not written in command help."""
+    from paperkit_cli.main import cli
+
+    pattern = re.compile(r"(?<![\w/.-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+    commands = [load_command(n) for n in AVAILABLE]
+    known = {"--help"} | {o for c in [*commands, cli] for p in c.params if isinstance(p, click.Option)
+                          for o in [*p.opts, *p.secondary_opts]}
+    unknown = [(c.name, o) for c in commands
+               for text in [c.help or "", c.epilog or "", *(getattr(p, "help", None) or "" for p in c.params)]
+               for o in pattern.findall(text) if o not in known]
+    assert not unknown, unknown
