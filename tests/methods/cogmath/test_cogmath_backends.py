@@ -448,3 +448,70 @@ def test_hf_dtype_and_chat_template_are_in_the_cache_key(bos_model, tmp_path):
         backends.HFBackend(str(bos_model), dtype="float8")
     with pytest.raises(UsageError, match="--model PATH"):
         backends.make_backend("hf")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+def test_shell_backend_timeout_ends_the_programs_children_too(tmp_path):
+    """A wrapper's child (here `sleep`, started by sh) ends with the timed-out prompt; it used to keep running."""
+    pid_file = tmp_path / "child.pid"
+    b = backends.ShellBackend(["sh", "-c", f"sleep 30 & echo $! > {pid_file}; wait"], timeout=1)
+    t0 = time.monotonic()
+    out = b.complete(["x"])
+    assert out[0].text is None and "timed out" in out[0].error and time.monotonic() - t0 < 10
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{child}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":  # exited, waiting for init to reap it
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)
+    else:
+        assert not os.path.exists(f"/proc/{child}"), "the timed-out program's child is still running"
+
+
+def test_shell_backend_interrupt_ends_programs_in_flight(tmp_path):
+    """Ctrl-C while other prompts' programs run (-j 3): complete() raises at once and ends them, instead of the
+    pool waiting out their timeout (the programs run in their own process groups, out of the terminal's reach)."""
+    slow = tmp_path / "slow.sh"
+    slow.write_text('#!/bin/sh\nprompt=$(cat)\ncase "$prompt" in\n  *slow*) sleep 30;;\nesac\necho "#### 1"\n')
+    slow.chmod(slow.stat().st_mode | stat.S_IXUSR)
+    b = backends.ShellBackend([str(slow)], timeout=60, jobs=3)
+
+    def on_done(i, completion):
+        time.sleep(1.0)  # the slow prompts' programs have started
+        raise KeyboardInterrupt
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        b.complete(["slow one", "quick", "slow two"], on_done=on_done)
+    assert time.monotonic() - t0 < 10
+    assert not b._live
+
+
+def test_parallel_answers_are_cached_as_they_finish_and_survive_an_interrupt(tmp_path):
+    """-j 3: each answer reaches the cache (and the progress callback) when it finishes, not when the slowest
+    prompt does. Before, wait(FIRST_EXCEPTION) held every answer until all were in, so Ctrl-C during a long
+    parallel run kept none of the finished ones."""
+    slow = tmp_path / "slow.sh"
+    slow.write_text('#!/bin/sh\nprompt=$(cat)\ncase "$prompt" in\n  *slow*) sleep 30;;\nesac\necho "#### $prompt"\n')
+    slow.chmod(slow.stat().st_mode | stat.S_IXUSR)
+    path = tmp_path / "c.sqlite"
+    cached = backends.CachedBackend(backends.ShellBackend([str(slow)], timeout=60, jobs=3), ResponseCache(path))
+    seen = []
+
+    def on_done(i, completion):
+        seen.append(i)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    prompts = ["quick a", "slow", "quick b"]
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        cached.complete(prompts, on_done=on_done)
+    assert time.monotonic() - t0 < 10 and sorted(seen) == [0, 2]
+    cached.cache.close()
+    reopened = ResponseCache(path)
+    assert [reopened.get(cached.key(p)) for p in prompts] == ["#### quick a", None, "#### quick b"]

@@ -22,14 +22,17 @@ continues from there. Credentials never enter settings, cache keys, messages or 
 from __future__ import annotations
 
 import abc
+import contextlib
 import hashlib
 import logging
+import os
 import re
 import shlex
+import signal
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,26 +100,36 @@ class Backend(abc.ABC):
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             futures = {pool.submit(self._one, p): i for i, p in enumerate(prompts)}
             pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
-                for f in done:
-                    if f.cancelled():
-                        continue
-                    exc = f.exception()
-                    if exc is not None:
-                        if fatal is None:
-                            fatal = exc
-                            # stop sending; requests already in flight finish and are kept
-                            for g in pending:
-                                g.cancel()
-                        continue
-                    i = futures[f]
-                    out[i] = f.result()
-                    if on_done:
-                        on_done(i, out[i])
+            try:
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in done:
+                        if f.cancelled():
+                            continue
+                        exc = f.exception()
+                        if exc is not None:
+                            if fatal is None:
+                                fatal = exc
+                                # stop sending; requests already in flight finish and are kept
+                                for g in pending:
+                                    g.cancel()
+                            continue
+                        i = futures[f]
+                        out[i] = f.result()
+                        if on_done:
+                            on_done(i, out[i])
+            except BaseException:  # Ctrl-C: stop what is in flight, or the pool's shutdown would wait for it
+                for g in pending:
+                    g.cancel()
+                self.interrupt()
+                raise
         if fatal is not None:
             raise fatal
         return out  # type: ignore[return-value]
+
+    def interrupt(self) -> None:
+        """Called on Ctrl-C while requests are in flight: end them if this backend can."""
+        return None
 
     def close(self) -> None:
         return None
@@ -333,22 +346,57 @@ class ShellBackend(Backend):
             raise UsageError("the shell backend needs --cmd 'PROGRAM ARGS...'")
         self.argv = argv
         self.timeout = timeout
+        self._live: set[subprocess.Popen] = set()
+        self._live_lock = threading.Lock()
         super().__init__(model or "shell:" + shlex.join(argv), jobs=jobs)
 
     def generate(self, prompt: str) -> str:
+        # The program runs in its own process group, and a timeout or an interrupt ends the whole group: a
+        # wrapper script's children (sh -c '...; python model.py') would otherwise keep running, one per
+        # timed-out prompt, after subprocess.run had killed only the wrapper.
         try:
-            p = subprocess.run(self.argv, input=prompt, capture_output=True, text=True, timeout=self.timeout,
-                               check=False)
+            proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, start_new_session=True)
         except FileNotFoundError as e:
             raise BackendFatal(f"--cmd: program {self.argv[0]!r} not found") from e
         except PermissionError as e:
             raise BackendFatal(f"--cmd: program {self.argv[0]!r} is not executable") from e
+        with self._live_lock:
+            self._live.add(proc)
+        try:
+            out, err = proc.communicate(prompt, timeout=self.timeout)
         except subprocess.TimeoutExpired as e:
+            _kill_group(proc)
+            proc.communicate()
             raise ItemError(f"timed out after {self.timeout:g}s") from e
-        if p.returncode != 0:
-            tail = " ".join((p.stderr or "").split())[-200:]
-            raise ItemError(f"exit status {p.returncode}" + (f": {tail}" if tail else ""))
-        return p.stdout.strip()
+        except BaseException:  # Ctrl-C reaches only the terminal's process group, not this one
+            _kill_group(proc)
+            proc.wait()
+            raise
+        finally:
+            with self._live_lock:
+                self._live.discard(proc)
+        if proc.returncode != 0:
+            tail = " ".join((err or "").split())[-200:]
+            raise ItemError(f"exit status {proc.returncode}" + (f": {tail}" if tail else ""))
+        return out.strip()
+
+
+    def interrupt(self) -> None:
+        """End every program still running (the threads waiting on them then return at once)."""
+        with self._live_lock:
+            live = list(self._live)
+        for proc in live:
+            _kill_group(proc)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL ``proc``'s process group (it leads one: start_new_session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
 
 
 # -------------------------------------------------------------------------------------------------- hf
