@@ -38,7 +38,7 @@ def _code(e: SystemExit) -> int:
     return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
 
 
-_OPTION = re.compile(r"(?<![\\w/.-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_OPTION = re.compile(r"(?<![\w/.-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 # Errors that name another command's option without naming that command (they say how a file was made).
 _NAMED_ELSEWHERE = {"rgtg-generate": {"--loss"}}
 

@@ -381,7 +381,6 @@ class ShellBackend(Backend):
             raise ItemError(f"exit status {proc.returncode}" + (f": {tail}" if tail else ""))
         return out.strip()
 
-
     def interrupt(self) -> None:
         """End every program still running (the threads waiting on them then return at once)."""
         with self._live_lock:
