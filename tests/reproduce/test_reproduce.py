@@ -100,6 +100,16 @@ def test_resume_after_interrupt_gives_the_same_report(tmp_path):
     assert [r["verdict"] for r in resumed] == [criteria.HOLDS, criteria.HOLDS]  # v = 1, 2 < w = 5 on both seeds
 
 
+def test_a_relative_run_dir_works(tmp_path, monkeypatch):
+    """reproduce --run-dir out/quick (relative, as examples/Makefile calls it): the steps run inside their
+    seed folder, so a relative {dir} used to nest their outputs one level too deep and every claim erred."""
+    monkeypatch.chdir(tmp_path)
+    run = RunDir(Path("out") / "quick").prepare({"x": 1}, command="reproduce")
+    (res,) = runner.run_claims([_claim(tmp_path, "syn/ok", Interval("v", 0.0, 10.0))], run, "quick",
+                               is_command=lambda c: True)
+    assert res["verdict"] == criteria.HOLDS, res.get("reason")
+
+
 COUNTING = """import json, os, sys
 out, seed, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 with open(log, "a") as f:

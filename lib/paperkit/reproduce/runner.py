@@ -80,7 +80,9 @@ def execute(claim: Claim, folder: Path, mode: str, *, timeout: float | None = No
     t0 = time.perf_counter()
     measurements = []
     for seed in seeds:
-        d = folder / f"seed{seed}"
+        # absolute: the steps run with the seed's folder as their working directory, where a relative
+        # --run-dir (reproduce --run-dir out/quick) would have nested their outputs one level too deep
+        d = (folder / f"seed{seed}").absolute()
         argvs = [expand(step, dir=d, seed=seed) for step in steps]
         if _finished(d, argvs):  # a claim with the same steps already ran them here
             measurements.append(_measure(claim, d, seed, res, t0))
