@@ -255,6 +255,33 @@ def test_config_values_of_the_wrong_yaml_type_are_usage_errors(name, pk, tmp_pat
             assert r.stderr.count("\n") == 1 and key in r.stderr, (name, key, r.stderr)
 
 
+@pytest.mark.parametrize("name", AVAILABLE)
+def test_print_config_reads_back_through_config(name, pk, tmp_path):
+    """What --print-config writes, --config reads back to the same values (K/N shards and HOST:PORT
+    addresses were written as YAML lists, which --config then refused)."""
+    import yaml
+
+    first = pk(name, "--print-config")
+    assert first.exit_code == 0, first.stderr
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(first.stdout)
+    again = pk(name, "--config", str(cfg), "--print-config")
+    assert again.exit_code == 0, again.stderr
+    assert yaml.safe_load(again.stdout) == yaml.safe_load(first.stdout)
+
+
+def test_a_run_dirs_config_yaml_feeds_back_to_its_own_command_only(pk, tmp_path):
+    """config.yaml in a run dir starts with `_command:`; --config takes it for that command, and names the
+    command it came from for any other."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("_command: bandit-sim\nhorizon: 500\nruns: 3\n")
+    r = pk("bandit-sim", "--config", str(cfg), "--print-config")
+    assert r.exit_code == 0, r.stderr
+    assert "horizon: 500" in r.stdout and "_command" not in r.stdout
+    r = pk("conformal-sim", "--config", str(cfg), "--print-config")
+    assert r.exit_code == 2 and "written by 'bandit-sim', not conformal-sim" in r.stderr
+
+
 # --------------------------------------------------------------- documented invocations stay valid
 import shlex  # noqa: E402
 

@@ -110,8 +110,11 @@ SOURCE_NAMES = {"DEFAULT": "default", "DEFAULT_MAP": "config", "ENVIRONMENT": "e
                 "PROMPT": "prompt"}
 
 
-def resolved_parameters(ctx: click.Context) -> dict[str, dict[str, Any]]:
-    """Every configuration parameter of the invocation, keyed by its config spelling: value and source."""
+def resolved_parameters(ctx: click.Context, *, as_text: bool = False) -> dict[str, dict[str, Any]]:
+    """Every configuration parameter of the invocation, keyed by its config spelling: value and source.
+
+    ``as_text``: a value whose type parses text into a tuple (K/N, HOST:PORT) is given as that text, so that
+    --config reads back what --print-config writes (run dirs keep the tuple, which their resume compares)."""
     values = dict(ctx.params)
     config = ctx.meta.get(META_KEY, {}).get("config", values.get("config"))
     if config is not None:
@@ -123,7 +126,9 @@ def resolved_parameters(ctx: click.Context) -> dict[str, dict[str, Any]]:
             continue
         src = ctx.get_parameter_source(name)
         key = config_key(by_name[name]) if name in by_name else name
-        out[key] = {"value": _plain(value), "source": SOURCE_NAMES.get(src.name, src.name.lower()) if src else None}
+        to_text = getattr(by_name[name].type, "to_text", None) if name in by_name else None
+        shown = to_text(value) if as_text and to_text is not None and value is not None else _plain(value)
+        out[key] = {"value": shown, "source": SOURCE_NAMES.get(src.name, src.name.lower()) if src else None}
     return out
 
 
@@ -143,6 +148,10 @@ class Shard(click.ParamType):
         if n < 1 or not 1 <= k <= n:
             self.fail(f"'{value}': expected 1 <= K <= N", param, ctx)
         return k, n
+
+    @staticmethod
+    def to_text(value: tuple[int, int]) -> str:
+        return f"{value[0]}/{value[1]}"
 
 
 class FiniteFloat(click.ParamType):
@@ -309,7 +318,7 @@ class PaperkitCommand(click.Command):
         if ctx.meta[META_KEY].get("print_config"):
             import yaml
 
-            values = {k: v["value"] for k, v in resolved_parameters(ctx).items() if k != "config"}
+            values = {k: v["value"] for k, v in resolved_parameters(ctx, as_text=True).items() if k != "config"}
             click.echo(yaml.safe_dump(values, sort_keys=False, default_flow_style=False), nl=False)
             return None
         if "jobs" in ctx.params:

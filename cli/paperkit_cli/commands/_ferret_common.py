@@ -113,6 +113,11 @@ class HostPort(click.ParamType):
         except UsageError as e:
             self.fail(str(e), param, ctx)
 
+    @staticmethod
+    def to_text(value: tuple[str, int]) -> str:
+        host, port = value
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
 
 def tls_ca_option(f):
     return click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), default=None, metavar="PEM",

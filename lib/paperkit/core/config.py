@@ -39,6 +39,10 @@ def load_config(path: str | os.PathLike, known: Iterable[str] | Mapping[str, str
         return {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: expected a mapping of option names to values, got {type(data).__name__}")
+    if "_command" in data:  # a run dir's config.yaml names the command that wrote it: it can be fed back
+        if data["_command"] != command:
+            raise ConfigError(f"{path}: written by '{data['_command']}', not {command}")
+        data = {k: v for k, v in data.items() if k != "_command"}
     return check_keys(data, known, source=str(path), command=command, shown=shown)
 
 
