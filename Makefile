@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 .PHONY: help venv lock demo test test-quick test-slow test-timing lint bench completions man check-generated examples clean distclean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
+	@grep -E '^[a-z -]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
 # The environment is rebuilt when pyproject.toml or constraints.txt changes. constraints.txt pins every
 # dependency CI and developers install (refresh it with 'make lock'); torch is left to its range in

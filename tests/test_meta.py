@@ -336,3 +336,13 @@ def test_help_texts_name_only_options_that_exist():
                for text in [c.help or "", c.epilog or "", *(getattr(p, "help", None) or "" for p in c.params)]
                for o in pattern.findall(text) if o not in known]
     assert not unknown, unknown
+
+
+def test_install_hints_name_the_distribution():
+    """The package index's 'paperkit' is another project: every install hint names paperkit-icml25."""
+    files = [*(ROOT / "lib").rglob("*.py"), *(ROOT / "cli").rglob("*.py"), *(ROOT / "examples").rglob("*.md"),
+             ROOT / "README.md"]
+    wrong = [f"{f.relative_to(ROOT)}:{i}" for f in files
+             for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"(?<![\w-])paperkit\[", line)]
+    assert not wrong, wrong

@@ -397,3 +397,16 @@ def test_front_formula_from_data_when_there_is_no_standardisation_file(pk, data_
     assert r.exit_code == 0, r.stderr
     want = [row["formula"] for row in _front(tmp_path / "run" / "front.csv")]
     assert [row["formula"] for row in _front(tmp_path / "f.csv")] == want
+
+
+def test_equation_variable_that_is_also_another_columns_name_is_refused():
+    """Columns named x1, x2 (x1 is feature 0) against PySR's x0, x1 (features by position): x1 would mean
+    two columns, and reading it as the column scored 3*x0*x1 + 1 at R² -0.26 instead of 1. Refused, named;
+    columns x0, x1, ... in order agree with positions and stay accepted."""
+    from paperkit.methods.sr_apo.equation import evaluate_equation, parse_equation
+
+    X = np.random.default_rng(0).uniform(0.5, 2.0, (20, 2))
+    with pytest.raises(ValueError, match="'x1' is ambiguous"):
+        parse_equation("3.0*x0*x1 + 1.0", ["x1", "x2"])
+    assert np.allclose(evaluate_equation(parse_equation("3.0*x0*x1", ["x0", "x1"]), X), 3 * X[:, 0] * X[:, 1])
+    assert np.allclose(evaluate_equation(parse_equation("2 * x0", ["x1", "x2"]), X), 2 * X[:, 0])  # x0: no such column

@@ -15,7 +15,8 @@ from paperkit_cli import options, runtime
                    "Equation) scored on --data; optionally a name (algorithm/method/model) and a dataset column.")
 @click.option("--data", "data_path", default=None, metavar="FILE",
               help="Data table to score equation strings on (R² and node count computed here; x0, x1, ... are the "
-                   "feature columns in order, 0-based, or use column names).")
+                   "feature columns in order, 0-based, or use column names; a column named xK that is not feature K is "
+                   "refused as ambiguous).")
 @click.option("--target", default="target", show_default=True, help="Target column of --data.")
 @click.option("--dataset", default=None, help="Which dataset of the front to use when it holds several.")
 @click.option("--summary", "summary_path", default=None, metavar="FILE",

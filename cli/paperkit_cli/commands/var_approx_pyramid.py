@@ -23,8 +23,8 @@ def cli(input_path, scales, mask, output):
 
     \b
     Examples:
-      $ paperkit var-approx-pyramid --input x.npy --scales 2,4,8 -o pyramid.npy
-      $ paperkit var-approx-pyramid --input x.npy --scales var --mask block -o pyramid.npy
+      $ paperkit var-approx-pyramid --input x2.npy --scales 2,4,8 -o pyramid.npy      # x2.npy: 2×2 maps
+      $ paperkit var-approx-pyramid --input x1.npy --scales var --mask block -o var.npy  # 1×1: VAR's 1,2,3,4,5,6,8,10,13,16
     """
     import json
 

@@ -183,7 +183,7 @@ class OpenAIBackend(Backend):
         try:
             import openai
         except ImportError as e:  # pragma: no cover - depends on the installation
-            raise UsageError("the openai backend needs the 'openai' package: pip install 'paperkit[llm]'") from e
+            raise UsageError("the openai backend needs the 'openai' package: pip install 'paperkit-icml25[llm]'") from e
         if not model:
             raise UsageError("the openai backend needs --model NAME (the model the server serves)")
         self._openai = openai
@@ -422,7 +422,7 @@ class HFBackend(Backend):
             import transformers
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as e:  # pragma: no cover
-            raise UsageError("the hf backend needs transformers: pip install 'paperkit[hf]'") from e
+            raise UsageError("the hf backend needs transformers: pip install 'paperkit-icml25[hf]'") from e
         from paperkit.core.devices import resolve_device
 
         device = str(resolve_device(device))  # cuda without a GPU: one-line error before the model loads

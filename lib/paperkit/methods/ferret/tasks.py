@@ -448,7 +448,7 @@ def load_hf_causal_lm(model_dir: str, seed: int) -> tuple[Any, Callable[[], nn.M
     try:
         import transformers
     except ImportError:
-        raise ConfigError("--model needs the 'transformers' package (pip install 'paperkit[hf]')") from None
+        raise ConfigError("--model needs the 'transformers' package (pip install 'paperkit-icml25[hf]')") from None
     from transformers import AutoConfig, AutoModelForCausalLM
 
     try:

@@ -80,7 +80,7 @@ class Embedder:
         try:
             from transformers import AutoModel, AutoTokenizer
         except ImportError:
-            raise UsageError("embedding needs the 'transformers' package; install paperkit[embed]") from None
+            raise UsageError("embedding needs the 'transformers' package; pip install 'paperkit-icml25[embed]'") from None
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # stderr carries paperkit's own progress only

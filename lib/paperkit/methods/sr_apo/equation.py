@@ -7,7 +7,8 @@ and its nodes counted. The grammar is PySR's infix syntax:
 * binary ``+ - * /`` and power ``^`` or ``**`` (right-associative, binding tighter than unary minus:
   ``-x0^2`` is ``-(x0^2)``); unary ``-`` and ``+``; parentheses;
 * numbers (``1.5``, ``-2e-3``, ``inf`` is refused), variables ``x0, x1, ...`` (0-based feature
-  indices, PySR's convention) or the data's column names;
+  indices, PySR's convention) or the data's column names (a column named ``xK`` at another position than K
+  is refused as ambiguous);
 * the functions in :data:`FUNCTIONS` (``sin(x0)``, ``square(x1)``, ``pow(a, b)``, ...).
 
 The node count (every number, variable and operator or function application is one node) is the
@@ -174,9 +175,15 @@ class _Parser:
                 if len(args) != FUNCTIONS[fn][0]:
                     raise ValueError(f"{text}() takes {FUNCTIONS[fn][0]} argument(s), got {len(args)} at position {pos}")
                 return Node("fn", fn, tuple(args))
-            if text in self.names:
-                return Node("var", self.names[text])
             m = re.fullmatch(r"x(\d+)", text)
+            if text in self.names:
+                if m and int(m.group(1)) != self.names[text]:
+                    # PySR writes x0, x1, ... for the feature columns in order; data whose columns are named
+                    # x1, x2, ... make x1 mean two different columns: refuse rather than guess
+                    raise ValueError(f"{text!r} is ambiguous: the data's column {text!r} is x{self.names[text]} "
+                                     f"(0-based), while x{m.group(1)} means feature {m.group(1)}; rename the "
+                                     "data's columns (e.g. a, b, ...) so that x0, x1, ... mean features by position")
+                return Node("var", self.names[text])
             if m:
                 return Node("var", int(m.group(1)))
             raise ValueError(f"unknown variable {text!r} at position {pos}; expected x0, x1, ... or a column "

@@ -117,7 +117,7 @@ def check_scheduler_support() -> None:
     import importlib.util
 
     if importlib.util.find_spec("distributed") is None:
-        raise UsageError("--scheduler needs Dask's 'distributed' package (pip install 'paperkit[dask]')")
+        raise UsageError("--scheduler needs Dask's 'distributed' package (pip install 'paperkit-icml25[dask]')")
 
 
 def check_scheduler(address: str, *, timeout: float = 5.0) -> None:
