@@ -9,9 +9,11 @@ import nothing heavy at top level). ``run_cli`` turns errors into one stderr lin
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import click
@@ -145,6 +147,28 @@ def _quiet_stdout() -> None:
         pass
 
 
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a scheduler, `timeout`, `kill`) unwinds like Ctrl-C: the run stops with exit 130 and its
+    message, half-written files are removed, and pools and Flower processes are stopped on the way out.
+    Its default action killed the process where it stood, leaving temporary files and orphaned workers."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_cli(command: click.Command, prog_name: str, args: list[str] | None = None,
             auto_envvar_prefix: str = "PAPERKIT") -> NoReturn:
     """Run a click command with paperkit's error policy and exit."""
@@ -169,9 +193,10 @@ def run_cli(command: click.Command, prog_name: str, args: list[str] | None = Non
         _fail(where, message, code)
 
     try:
-        rv = command.main(args=argv, prog_name=prog_name, standalone_mode=False,
-                          auto_envvar_prefix=auto_envvar_prefix)
-        sys.stdout.flush()
+        with _sigterm_as_interrupt():
+            rv = command.main(args=argv, prog_name=prog_name, standalone_mode=False,
+                              auto_envvar_prefix=auto_envvar_prefix)
+            sys.stdout.flush()
         sys.exit(rv if isinstance(rv, int) else 0)
     except click.exceptions.UsageError as e:
         path = e.ctx.command_path if e.ctx is not None else prog_name

@@ -183,3 +183,18 @@ def test_faith_refuses_a_non_model(pk, tmp_path, motif_npz):
     bad.write_bytes(b"not a model")
     r = pk("dcgnn-faith", "--model", bad, "--data", motif_npz, "--run-dir", tmp_path / "run")
     assert r.exit_code == 3 and "model.pt" in r.stderr and not (tmp_path / "run").exists()
+
+
+def test_resume_loads_the_finished_seeds_checkpoints(pk, tmp_path):
+    """A run stopped after seed 0: --resume loads seed 0's checkpoint (its mask was a numpy array, which the
+    weights-only loader refused, exit 3) and ends where an uninterrupted run ends."""
+    args = ("dcgnn-fit", "--synthetic", "redblue", "--n-graphs", "40", "--epochs", "1", "--warmup", "0",
+            "--hidden", "4", "--seeds", "0,1", "--device", "cpu", "-j", "1", "-q")
+    assert pk(*args, "--run-dir", tmp_path / "full").exit_code == 0
+    r = pk(*args, "--run-dir", tmp_path / "cut")
+    assert r.exit_code == 0, r.stderr
+    (tmp_path / "cut" / "checkpoints" / "seed1.pt").unlink()   # as if stopped while seed 1 trained
+    (tmp_path / "cut" / "per_seed.csv").unlink()
+    r = pk(*args, "--run-dir", tmp_path / "cut", "--resume")
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "cut" / "per_seed.csv").read_text() == (tmp_path / "full" / "per_seed.csv").read_text()

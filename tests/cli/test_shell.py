@@ -1,6 +1,7 @@
 """The CLI shell: error policy and exit codes, config precedence, print-config, the papers table."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -10,6 +11,8 @@ import pytest
 from paperkit.core.errors import ConvergenceError, InputError, UsageError
 from paperkit_cli import options, runtime
 from paperkit_cli.main import run_cli
+
+from ..conftest import ROOT
 
 
 def _cmd(action):
@@ -238,3 +241,42 @@ def test_interrupt_after_one_inside_exec_still_exits_130_not_by_sigint(tmp_path)
     proc = subprocess.run([sys.executable, "-m", "interrupted_demo"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 130 and "demo: error: interrupted" in proc.stderr, (proc.returncode, proc.stderr)
+
+
+SIGTERMED_WRITER = """
+import sys, time
+import click
+from paperkit.core import io
+from paperkit_cli.main import run_cli
+
+@click.command()
+def cmd():
+    with io.atomic_write(sys.argv[1], "w") as f:
+        f.write("half")
+        print("ready", file=sys.stderr, flush=True)
+        time.sleep(60)
+
+run_cli(cmd, "demo", [])
+"""
+
+
+def test_sigterm_unwinds_like_ctrl_c(tmp_path):
+    """SIGTERM (a scheduler, `timeout`, `kill`): exit 130 with the interrupt's one line, and the file being
+    written is neither left half-written nor as a temporary file. Its default action had killed the process
+    where it stood (-15, no message, a .tmp file left behind)."""
+    import signal
+
+    script = tmp_path / "writer.py"
+    script.write_text(SIGTERMED_WRITER)
+    out = tmp_path / "out" / "data.csv"
+    out.parent.mkdir()
+    proc = subprocess.Popen([sys.executable, str(script), str(out)], stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "lib"), str(ROOT / "cli")])})
+    try:
+        assert proc.stderr.readline().strip() == "ready"
+        proc.send_signal(signal.SIGTERM)
+        err = proc.communicate(timeout=30)[1]
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "demo: error: interrupted" in err, (proc.returncode, err)
+    assert list(out.parent.iterdir()) == []

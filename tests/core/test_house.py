@@ -2,6 +2,7 @@
 run dirs and stages, readers and resource limits."""
 
 import io as _io
+import os
 import sys
 import zipfile
 
@@ -264,3 +265,30 @@ def test_memory_and_work_limits_name_the_figure_and_the_flag():
         resources.check_work(1e15, "the projection", limit=1e12, flag="--max-work")
     with pytest.raises(UsageError):
         resources.check_memory(float("inf"), "x")
+
+
+def _sleep_a_while(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_process_pool_stops_at_once_on_an_interrupt():
+    """Ctrl-C (or SIGTERM, which run_cli turns into one) inside `-j N` work: queued jobs are dropped and the
+    running workers ended, where ProcessPoolExecutor's own exit waited for every job submitted."""
+    import time
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), resources.process_pool(2, "fork") as pool:
+        for _ in range(4):
+            pool.submit(_sleep_a_while, 20.0)
+        time.sleep(0.5)
+        workers = list(pool._processes)
+        raise KeyboardInterrupt
+    assert time.monotonic() - t0 < 10
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    with resources.process_pool(2, "fork") as pool:   # without an interrupt it is the plain pool
+        assert list(pool.map(_sleep_a_while, [0.0, 0.0])) == [0.0, 0.0]

@@ -3,8 +3,6 @@ ferret-train and ferret-server, their run-dir outputs, and the network options o
 
 from __future__ import annotations
 
-import contextlib
-
 import click
 
 from paperkit_cli import options
@@ -134,22 +132,3 @@ def max_wait_option(default: float):
                         help="Seconds to keep trying to reach the server (and to wait for it when it is lost).")
 
 
-@contextlib.contextmanager
-def stop_flower_on_sigterm():
-    """SIGTERM (a scheduler, `timeout`, `kill`) unwinds like Ctrl-C, so the Flower processes this command
-    started (in their own sessions) are stopped too instead of being left running."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

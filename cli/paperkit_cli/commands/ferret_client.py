@@ -10,7 +10,6 @@ from paperkit_cli.commands._ferret_common import (
     HostPort,
     insecure_option,
     max_wait_option,
-    stop_flower_on_sigterm,
     tls_ca_option,
 )
 
@@ -88,7 +87,6 @@ def cli(server, partition_id, tls_ca, insecure, auth_key, data, model_dir, max_w
     quiet = state.settings.get("quiet")
     node = None
     with contextlib.ExitStack() as stack:
-        stack.enter_context(stop_flower_on_sigterm())
         stack.callback(shutil.rmtree, control, ignore_errors=True)
         stack.callback(lambda: node is not None and node.stop())
         node = deploy.start_supernode(host, port, ca=None if insecure else tls_ca, private_key=auth_key,

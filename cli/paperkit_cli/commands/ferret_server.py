@@ -10,7 +10,6 @@ from paperkit_cli.commands._ferret_common import (
     HostPort,
     algo_options,
     insecure_option,
-    stop_flower_on_sigterm,
     task_options,
     tls_ca_option,
 )
@@ -98,5 +97,4 @@ def cli(listen, tls_ca, tls_cert, tls_key, insecure, auth_keys, run_dir, resume,
                          f"{s.clients} clients can join")
     from paperkit_cli.commands._ferret_serve import serve
 
-    with stop_flower_on_sigterm():
-        serve(s, host=host, port=port, tls=tls, auth_keys=auth_keys, run_dir=run_dir, resume=resume, force=force)
+    serve(s, host=host, port=port, tls=tls, auth_keys=auth_keys, run_dir=run_dir, resume=resume, force=force)

@@ -10,9 +10,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 from paperkit.core.errors import UsageError
 
@@ -128,3 +131,30 @@ def check_work(units: float, what: str, *, limit: float, flag: str, unit: str = 
         shown = f"{units:.3g}" if math.isfinite(units) else "an unbounded number of"
         raise UsageError(f"{what} means {shown} {unit}, over the limit of {limit:.3g}; use smaller sizes, "
                          f"or raise the limit with {flag}")
+
+
+@contextlib.contextmanager
+def process_pool(workers: int, start_method: str = "spawn") -> Iterator[Any]:
+    """A ``ProcessPoolExecutor`` that an interrupt stops at once. The executor's own exit waits for every
+    submitted job, queued ones included, so Ctrl-C (or SIGTERM) during ``-j N`` work used to hang for
+    minutes; here queued jobs are dropped and running workers terminated. Save each result as it completes
+    (``as_completed``): those stay, the rest is computed again by ``--resume``."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if start_method not in multiprocessing.get_all_start_methods():
+        start_method = "spawn"
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(start_method))
+    try:
+        yield pool
+    except BaseException:
+        running = list((getattr(pool, "_processes", None) or {}).values())   # multiprocessing.Process objects
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in running:
+            with contextlib.suppress(OSError, ValueError):
+                process.terminate()
+        for process in running:
+            with contextlib.suppress(OSError, ValueError, AssertionError):
+                process.join(timeout=10)
+        raise
+    pool.shutdown(wait=True)

@@ -145,6 +145,7 @@ class RunDir:
         path = self.checkpoint_path(name)
         fmt = io.detect_format(path, default="json")
         if fmt == "pt":
+            _check_weights_only(state, name)   # what load_checkpoint could not read back, no run should write
             io.save_torch(path, state)
         elif fmt == "npz":
             io.write_arrays(path, state)
@@ -170,3 +171,26 @@ class RunDir:
 def _changed(previous: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
     keys = (set(previous) | set(current)) - RESUME_FREE - {"_command"}
     return sorted(k for k in keys if io.to_jsonable(previous.get(k)) != io.to_jsonable(current.get(k)))
+
+
+def _check_weights_only(value: Any, where: str) -> None:
+    """TypeError unless ``value`` is what ``torch.load(weights_only=True)`` reads back: tensors, numbers,
+    strings, None and lists/tuples/dicts of them (a numpy array in a stage once made --resume fail)."""
+    import torch
+
+    if value is None or isinstance(value, (torch.Tensor, torch.dtype, torch.Size)) \
+            or type(value) in (bool, int, float, str):   # not numpy's float64, an int subclass, ...
+        return
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        for i, v in enumerate(value):
+            _check_weights_only(v, f"{where}[{i}]")
+        return
+    if type(value) is dict:
+        for k, v in value.items():
+            if type(k) not in (str, int):
+                raise TypeError(f"checkpoint {where}: key {k!r} is a {type(k).__name__}; use str or int")
+            _check_weights_only(v, f"{where}[{k!r}]")
+        return
+    raise TypeError(f"checkpoint {where}: a {type(value).__module__}.{type(value).__name__} cannot be read back "
+                    "by a weights-only load; store a tensor or plain Python values")
+

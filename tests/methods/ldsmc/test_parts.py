@@ -155,3 +155,21 @@ def test_offline_data():
     c, _ = load_dataset("shapes", "test", seed=5)
     assert a.shape == (2000, 1, 16, 16) and np.array_equal(b, c)
     assert not any(np.array_equal(b[0], x) for x in a[:200])
+
+
+def test_ctrl_c_while_the_digits_classifier_trains_is_not_swallowed(monkeypatch):
+    """scikit-learn's MLP catches KeyboardInterrupt, warns and returns a half-trained model, which ldsmc-train
+    then saved as a finished stage (exit 0). The interrupt now goes on."""
+    import numpy as np
+    import pytest
+    from sklearn.neural_network import MLPClassifier
+
+    from paperkit.methods.ldsmc.metrics import DigitsClassifier
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MLPClassifier, "_backprop", interrupted)
+    rng = np.random.default_rng(0)
+    with pytest.raises(KeyboardInterrupt):
+        DigitsClassifier(8).fit(rng.random((20, 16, 16)), np.arange(20) % 2, max_iter=5)

@@ -4,6 +4,7 @@ validate every input before a run dir exists), execute (one ``run.cached`` stage
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -219,6 +220,8 @@ def prepare_fit(settings: FitSettings) -> FitInputs:
 
 
 def fit_one_seed(inputs: FitInputs, seed: int, device: Any, progress: Any) -> dict[str, Any]:
+    import torch
+
     s, gs, splits = inputs.settings, inputs.data, inputs.splits
     cfg = s.fit_config()
     t0 = time.perf_counter()
@@ -238,7 +241,7 @@ def fit_one_seed(inputs: FitInputs, seed: int, device: Any, progress: Any) -> di
     train_pred = {k: None if v is None or k == "mask" else v[splits["train"]] for k, v in pred.items()}
     return {"row": row, "rule": export_rule(model, gs, train_pred), "history": history, "train_seconds": seconds,
             "temperature": model.temperature, "state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
-            "mask": None if pred["mask"] is None else pred["mask"].astype(np.float32)}
+            "mask": None if pred["mask"] is None else torch.from_numpy(pred["mask"].astype(np.float32))}
 
 
 def _fit_seed_worker(inputs: FitInputs, seed: int, threads: int) -> dict[str, Any]:
@@ -248,18 +251,22 @@ def _fit_seed_worker(inputs: FitInputs, seed: int, threads: int) -> dict[str, An
     return fit_one_seed(inputs, seed, "cpu", lambda it, **_: it)
 
 
-def fit_seeds_in_parallel(inputs: FitInputs, seeds: list[int], jobs: int) -> dict[int, dict[str, Any]]:
+def fit_seeds_in_parallel(inputs: FitInputs, seeds: list[int], jobs: int,
+                          on_done: Callable[[int, dict[str, Any]], None]) -> None:
     """Train ``seeds`` in up to ``jobs`` processes (each seed seeds its own model, so the results do not
-    depend on the split); {} when one process is enough, and the caller trains them in turn."""
+    depend on the split), handing each result to ``on_done`` as it finishes; nothing when one process is
+    enough, and the caller trains them in turn."""
     workers = min(jobs, len(seeds))
     if workers <= 1:
-        return {}
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+        return
+    from concurrent.futures import as_completed
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-        futures = {seed: pool.submit(_fit_seed_worker, inputs, seed, max(1, jobs // workers)) for seed in seeds}
-        return {seed: f.result() for seed, f in futures.items()}
+    from paperkit.core.resources import process_pool
+
+    with process_pool(workers) as pool:
+        futures = {pool.submit(_fit_seed_worker, inputs, seed, max(1, jobs // workers)): seed for seed in seeds}
+        for f in as_completed(futures):
+            on_done(futures[f], f.result())
 
 
 def _subset_mask(gs: GraphSet, mask: np.ndarray | None, idx: np.ndarray) -> np.ndarray | None:
@@ -280,9 +287,11 @@ def execute_fit(inputs: FitInputs, run: Any, progress: Any = default_progress) -
     s, gs = inputs.settings, inputs.data
     device = resolve_device(s.device)
     todo = [seed for seed in s.seeds if not run.has_checkpoint(f"seed{seed}.pt")]
-    done = fit_seeds_in_parallel(inputs, todo, resolve_jobs(s.jobs)) if str(device) == "cpu" else {}
-    results = [run.cached(f"seed{seed}", lambda seed=seed: done.get(seed) or fit_one_seed(inputs, seed, device, progress),
-                          fmt="pt") for seed in s.seeds]
+    if str(device) == "cpu":   # each seed's stage is saved as it finishes: an interrupt keeps those
+        fit_seeds_in_parallel(inputs, todo, resolve_jobs(s.jobs),
+                              on_done=lambda seed, result: run.save_checkpoint(f"seed{seed}.pt", result))
+    results = [run.cached(f"seed{seed}", lambda seed=seed: fit_one_seed(inputs, seed, device, progress), fmt="pt")
+               for seed in s.seeds]
     rows = [r["row"] for r in results]
     keys = [k for k in rows[0] if k not in ("seed", "channel", "selected_epoch")]
     metrics = {"source": inputs.source, "graphs": gs.n_graphs, "classes": gs.class_names,
@@ -291,7 +300,7 @@ def execute_fit(inputs: FitInputs, run: Any, progress: Any = default_progress) -
                "selection": {"rule": s.select, "split": selection_split(inputs.splits),
                              "epochs": [r["selected_epoch"] for r in rows]},
                "summary": {k: _mean_std(rows, k) for k in keys}, "per_seed": rows}
-    masks = [r["mask"] for r in results]
+    masks = [None if r["mask"] is None else np.asarray(r["mask"]) for r in results]
     torch_model = {"config": asdict(s.fit_config()), "d_in": int(gs.x.shape[1]),
                    "n_classes": gs.n_classes, "feature_names": gs.feature_names, "class_names": gs.class_names,
                    "seeds": list(s.seeds), "state_dicts": [r["state_dict"] for r in results],

@@ -158,11 +158,12 @@ def _train_in_pool(inputs: HygmaTrainInputs, run: Any, pending: list[tuple[str, 
     """Train the pending jobs in ``workers`` spawned processes, checkpointing each stage as it finishes.
 
     Spawned, not forked: a fork after torch has started its thread pool can deadlock the child."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
+
+    from paperkit.core.resources import process_pool
 
     s = inputs.settings
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with process_pool(workers) as pool:
         futures = {pool.submit(_fit_job, s, inputs.configs[a], seed): job_name(a, seed) for a, seed in pending}
         for f in as_completed(futures):
             run.save_checkpoint(f"{futures[f]}.pt", f.result())

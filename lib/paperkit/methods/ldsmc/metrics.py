@@ -64,9 +64,16 @@ class DigitsClassifier:
         from sklearn.neural_network import MLPClassifier
 
         model = MLPClassifier((self.hidden,), max_iter=max_iter, random_state=self.seed, alpha=1e-3)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.filterwarnings("always", message="Training interrupted by user")
             model.fit(images.reshape(len(images), -1), labels)
+        # scikit-learn's MLP catches Ctrl-C, warns and returns the half-trained model: raise it again, so the
+        # run stops (exit 130) instead of saving that model as a finished stage
+        if any("Training interrupted by user" in str(w.message) for w in caught):
+            raise KeyboardInterrupt
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         self.weights = {"W1": model.coefs_[0], "b1": model.intercepts_[0], "W2": model.coefs_[1],
                         "b2": model.intercepts_[1], "classes": model.classes_}
         return self

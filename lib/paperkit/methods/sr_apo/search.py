@@ -127,11 +127,10 @@ def _fit_scipy_parallel(tokens: np.ndarray, data: Prepared, x0: np.ndarray, meth
     m = tokens.shape[0]
     if jobs == 1 or m < 64:
         return fit_scipy(tokens, data.Xt, data.y, x0, method, kmax)
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+    from paperkit.core.resources import process_pool
 
     parts = np.array_split(np.arange(m), jobs * 4)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")) as pool:
+    with process_pool(jobs, "fork") as pool:
         futures = [pool.submit(fit_scipy, tokens[p], data.Xt, data.y, x0, method, kmax) for p in parts if p.size]
         results = [f.result() for f in futures]
     return {key: np.concatenate([r[key] for r in results]) for key in results[0]}
