@@ -292,3 +292,21 @@ def test_process_pool_stops_at_once_on_an_interrupt():
             os.kill(pid, 0)
     with resources.process_pool(2, "fork") as pool:   # without an interrupt it is the plain pool
         assert list(pool.map(_sleep_a_while, [0.0, 0.0])) == [0.0, 0.0]
+
+
+def test_a_pt_stage_that_a_weights_only_load_could_not_read_is_refused_when_written(tmp_path):
+    """dcgnn-fit once saved a numpy mask in a .pt stage: the run finished, and --resume could not load it.
+    Now the save refuses it; what a weights-only load reads back (a state_dict, tensors, plain values) passes
+    and round-trips."""
+    import torch
+
+    run = RunDir(tmp_path / "r").prepare({}, command="demo")
+    good = {"state": torch.nn.Linear(2, 2).state_dict(), "rows": [{"seed": 0, "loss": 0.5}], "name": "x",
+            "mask": torch.ones(3), "none": None}
+    run.save_checkpoint("good.pt", good)
+    back = run.load_checkpoint("good.pt")
+    assert torch.equal(back["state"]["weight"], good["state"]["weight"]) and back["rows"] == good["rows"]
+    for bad in ({"mask": np.ones(3)}, {"loss": np.float64(0.5)}, [object()]):
+        with pytest.raises(TypeError, match="weights-only"):
+            run.save_checkpoint("bad.pt", bad)
+        assert not run.has_checkpoint("bad.pt")

@@ -18,6 +18,7 @@ recomputed when the run is resumed.
 
 from __future__ import annotations
 
+import collections
 import os
 import shutil
 import time
@@ -178,14 +179,14 @@ def _check_weights_only(value: Any, where: str) -> None:
     strings, None and lists/tuples/dicts of them (a numpy array in a stage once made --resume fail)."""
     import torch
 
-    if value is None or isinstance(value, (torch.Tensor, torch.dtype, torch.Size)) \
-            or type(value) in (bool, int, float, str):   # not numpy's float64, an int subclass, ...
+    if value is None or isinstance(value, (torch.Tensor, torch.dtype, torch.Size, torch.device)) \
+            or type(value) in (bool, int, float, complex, str, bytes):   # not numpy's float64, an int subclass
         return
     if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
         for i, v in enumerate(value):
             _check_weights_only(v, f"{where}[{i}]")
         return
-    if type(value) is dict:
+    if type(value) in (dict, collections.OrderedDict):   # a state_dict() is an OrderedDict
         for k, v in value.items():
             if type(k) not in (str, int):
                 raise TypeError(f"checkpoint {where}: key {k!r} is a {type(k).__name__}; use str or int")
