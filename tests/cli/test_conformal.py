@@ -508,3 +508,21 @@ def test_full_conformal_with_a_saved_model_and_minnorm_ols(pk, data):
     assert (data / "a.csv").read_text() == (data / "b.csv").read_text()
     r3 = _run(pk, data, "--methods", "full", "--model", "minnorm-ols", "-o", data / "c.csv")
     assert r3.exit_code == 0, r3.stderr  # minnorm-ols used to fail in make_model's parameter check
+
+
+@pytest.mark.parametrize("labels,needle", [
+    ([1] * 40, "every label is 1; classification needs at least two classes"),
+    ([1] + [0] * 39, "would train on class 0 alone: every row of 1 (1 row) falls in that fold"),
+    ([i % 3 + 0.5 for i in range(40)], "the labels are continuous numbers (0.5, 1.5, 2.5, ...)"),
+])
+def test_classification_labels_no_fold_can_fit_are_refused_before_the_run(pk, tmp_path, labels, needle):
+    """One class, a class whose only rows share a fold, or continuous labels: scikit-learn's fit crashed
+    (exit 70, "this is a bug"); now one line naming the file, the column and the problem, exit 3."""
+    rng = np.random.default_rng(0)
+    rows = [f"{a:.4f},{b:.4f},{y}" for (a, b), y in zip(rng.normal(size=(40, 2)), labels, strict=True)]
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,y\n" + "\n".join(rows) + "\n")
+    r = pk("conformal-cv", "--task", "classification", "--train", data, "--test", data, "--target", "y",
+           "-o", tmp_path / "o.csv")
+    assert r.exit_code == 3 and "d.csv: column 'y': " in r.stderr and needle in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.csv").exists()

@@ -78,6 +78,32 @@ def class_sets(pvalues: np.ndarray, fold_sizes: np.ndarray, methods: Sequence[st
     return out
 
 
+def check_labels(y: np.ndarray, n_folds: int, random_state: Any) -> list[np.ndarray]:
+    """The folds of ``fit`` for these labels, after refusing labels a classifier cannot be fitted on: one
+    class, continuous numbers, or a fold whose training part holds a single class (a rare class whose rows
+    all fall in one fold). InputError naming the problem, before anything is fitted."""
+    y = np.asarray(y).ravel()
+    if y.dtype.kind == "f":
+        shown = ", ".join(f"{v:g}" for v in y[y != np.round(y)][:3])
+        raise InputError(f"the labels are continuous numbers ({shown}, ...); classification needs integer or "
+                         "text labels (or use the regression task)")
+    classes, counts = np.unique(y, return_counts=True)
+    if len(classes) < 2:
+        raise InputError(f"every label is {classes[0] if len(classes) else 'missing'}; classification needs at "
+                         "least two classes")
+    fold_seed, _ = np.random.SeedSequence(random_state).spawn(2)
+    folds = kfold_indices(len(y), int(n_folds), np.random.default_rng(fold_seed))
+    for k in range(len(folds)):
+        train = np.concatenate([f for j, f in enumerate(folds) if j != k])
+        left = np.unique(y[train])
+        if len(left) < 2:
+            rare = ", ".join(f"{c} ({n} row{'s' if n > 1 else ''})" for c, n in zip(classes, counts, strict=True)
+                             if c not in left)
+            raise InputError(f"fold {k + 1} of {len(folds)} would train on class {left[0]} alone: every row of "
+                             f"{rare} falls in that fold; give more rows of it or use fewer folds")
+    return folds
+
+
 class CrossConformalClassifier(ClassifierMixin, BaseEstimator):
     """Cross-conformal prediction sets over classes for any scikit-learn classifier with predict_proba."""
 
@@ -117,10 +143,10 @@ class CrossConformalClassifier(ClassifierMixin, BaseEstimator):
         y = np.asarray(y).ravel()
         if len(y) != len(X):
             raise InputError(f"X has {len(X)} rows but y has {len(y)}; expected the same")
-        self.classes_ = np.unique(y)
         K = int(self.n_folds)
-        fold_seed, u_seed = np.random.SeedSequence(self.random_state).spawn(2)
-        folds = kfold_indices(len(y), K, np.random.default_rng(fold_seed))
+        folds = check_labels(y, K, self.random_state)
+        self.classes_ = np.unique(y)
+        _, u_seed = np.random.SeedSequence(self.random_state).spawn(2)
         self.folds_ = folds
         self.estimators_ = []
         per_fold = []

@@ -38,7 +38,7 @@ from paperkit.core.readers import read_numeric
 from paperkit.core.resources import MEMORY_FLAG, check_memory
 from paperkit.core.tables import Table, read_table
 from paperkit.methods.conformal.baselines import jackknife_plus, split_fit, split_sets
-from paperkit.methods.conformal.classification import CLASS_METHODS, CrossConformalClassifier
+from paperkit.methods.conformal.classification import CLASS_METHODS, CrossConformalClassifier, check_labels
 from paperkit.methods.conformal.combiners import (
     DEFAULT_METHODS,
     METHODS,
@@ -220,6 +220,11 @@ def prepare_cv(settings: CvSettings, train: str | os.PathLike | Table, test: str
         train_t.numeric([s.target])
         if test_t.has(s.target):
             test_t.numeric([s.target])
+    else:  # labels that no fold's classifier could be fitted on: refused here, not as a fit's crash
+        try:
+            check_labels(_train_labels(train_t, s.target, s.n_folds), s.n_folds, s.seed)
+        except InputError as e:
+            raise InputError(f"{train_t.source}: column '{s.target}': {e}") from None
     if s.coverage is not None:  # unreachable coverage is a usage error before anything is fitted
         method_alphas(methods, alpha, s.coverage, len(X), s.n_folds)
     return CvInputs(dataclasses.replace(s, alpha=alpha), train_t, test_t, cols, X, Xt, test_t.has(s.target), model,
