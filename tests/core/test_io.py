@@ -248,3 +248,15 @@ def test_format_detection():
         io.detect_format("x.bin")
     with pytest.raises(UsageError, match="unknown format"):
         io.detect_format("x.csv", "xlsx")
+
+
+def test_a_utf8_byte_order_mark_is_not_part_of_the_first_column_name(tmp_path):
+    """Excel's "CSV UTF-8" starts with a BOM: the first column was read as '\\ufeffa', so a test file without
+    the BOM lacked column 'a' (conformal-cv) or the name reached the outputs (sr-apo-search)."""
+    from paperkit.core.tables import read_table
+
+    plain, bom = tmp_path / "plain.csv", tmp_path / "bom.csv"
+    plain.write_text("a,b\n1,2\n", encoding="utf-8")
+    bom.write_text("\ufeffa,b\n1,2\n", encoding="utf-8")
+    assert read_table(bom).columns == read_table(plain).columns == ["a", "b"]
+    assert read_table(bom, header=False).column("1").tolist() == read_table(plain, header=False).column("1").tolist()

@@ -154,6 +154,8 @@ def _parse_table(f: IO[str], fmt: str, name: str, *, header: bool = True) -> Tab
         raise InputError(f"{name}: empty file; expected {'a header row' if header else 'at least one row'}") from None
     except csv.Error as e:
         raise InputError(f"{name}: malformed {fmt.upper()} ({e})") from None
+    if first:  # a UTF-8 byte-order mark (Excel's "CSV UTF-8") is not part of the first column's name
+        first[0] = first[0].removeprefix("\ufeff")
     if header:
         names = [h.strip() for h in first]
         if not any(names):
