@@ -526,3 +526,13 @@ def test_classification_labels_no_fold_can_fit_are_refused_before_the_run(pk, tm
            "-o", tmp_path / "o.csv")
     assert r.exit_code == 3 and "d.csv: column 'y': " in r.stderr and needle in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.csv").exists()
+
+
+def test_an_output_that_is_the_input_file_is_refused(pk, tmp_path):
+    """-o train.csv replaced the training data with the results (exit 0, nothing said)."""
+    rng = np.random.default_rng(0)
+    data = tmp_path / "d.csv"
+    data.write_text("a,y\n" + "\n".join(f"{a:.4f},{2 * a:.4f}" for a in rng.normal(size=20)) + "\n")
+    before = data.read_bytes()
+    r = pk("conformal-cv", "--train", data, "--test", data, "--target", "y", "-o", data)
+    assert r.exit_code == 2 and "is the input file" in r.stderr and data.read_bytes() == before, r.stderr

@@ -98,6 +98,8 @@ def cli(train, test_path, pvalues_path, summary_path, save_model_path, output, f
     from paperkit_cli import runtime
 
     check_alpha_or_coverage()
+    io.refuse_overwriting_inputs({"--output": output, "--pvalues": pvalues_path, "--summary": summary_path,
+                                  "--save-model": save_model_path}, [train, test_path])
     inputs = prepare_cv(runtime.settings(CvSettings), train, test_path)
     result = execute_cv(inputs, progress=progress)
     if pvalues_path is not None and result.pvalues is None:

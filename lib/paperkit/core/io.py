@@ -422,3 +422,16 @@ def load_torch(path: str | os.PathLike, map_location: Any = "cpu") -> Any:
             if "weights_only" in msg or "unsafe" in msg.lower():
                 msg = "not a weights-only checkpoint"
             raise InputError(f"{name}: truncated or not a PyTorch checkpoint ({msg})") from None
+
+
+def refuse_overwriting_inputs(outputs: dict[str, Any], inputs: list[Any]) -> None:
+    """UsageError when an output path (option name → path) names one of the input files: writing it would
+    replace the data the command reads (``-o train.csv`` once silently did)."""
+    existing = [Path(p) for p in inputs if p is not None and not is_stdio(p) and Path(p).exists()]
+    for option, out in outputs.items():
+        if out is None or is_stdio(out) or not Path(out).exists():
+            continue
+        for src in existing:
+            if os.path.samefile(out, src):
+                raise UsageError(f"{option} {out} is the input file {src}; write the results elsewhere")
+
