@@ -150,9 +150,9 @@ def process_pool(workers: int, start_method: str = "spawn") -> Iterator[Any]:
     except BaseException:
         running = list((getattr(pool, "_processes", None) or {}).values())   # multiprocessing.Process objects
         pool.shutdown(wait=False, cancel_futures=True)
-        for process in running:
-            with contextlib.suppress(OSError, ValueError):
-                process.terminate()
+        for process in running:   # SIGKILL: a forked worker inherits run_cli's SIGTERM handler, and its job is
+            with contextlib.suppress(OSError, ValueError):   # discarded anyway
+                process.kill()
         for process in running:
             with contextlib.suppress(OSError, ValueError, AssertionError):
                 process.join(timeout=10)
