@@ -336,6 +336,11 @@ def _np_load(path: str | os.PathLike) -> Any:
 
     name = display_name(path)
     with _binary_in(path) as f:
+        head = f.read(len(_NPY_MAGIC))
+        f.seek(0)
+        if sniff_binary(head) is None:
+            # np.load takes any other bytes for a pickle; say what the file is instead.
+            raise InputError(f"{name}: not a NumPy .npy/.npz file ({_describe_head(head, f)})")
         try:
             obj = np.load(f, allow_pickle=False)
             if isinstance(obj, np.lib.npyio.NpzFile):
@@ -349,6 +354,22 @@ def _np_load(path: str | os.PathLike) -> Any:
             raise InputError(f"{name}: not a valid NumPy file ({_first_line(e)})") from None
         except (OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
             raise InputError(f"{name}: truncated or not a NumPy .npy/.npz file ({_first_line(e)})") from None
+
+
+def _describe_head(head: bytes, f: IO[bytes]) -> str:
+    if not head:
+        return "the file is empty"
+    if head[:1] == b"\x80":
+        return "it looks like a Python pickle, which paperkit never loads"
+    sample = head + f.read(256)
+    f.seek(0)
+    try:
+        text = sample.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"it starts with bytes {head[:6]!r}"
+    first = text.splitlines()[0].strip() if text.strip() else ""
+    kind = "text, looks like a CSV/TSV table" if ("," in first or "\t" in first) else "text"
+    return f"it holds {kind}: {first[:40]!r}"
 
 
 def _first_line(e: BaseException) -> str:
