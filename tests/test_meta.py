@@ -239,12 +239,15 @@ def _config_options(name):
 @pytest.mark.parametrize("name", AVAILABLE)
 def test_config_values_of_the_wrong_yaml_type_are_usage_errors(name, pk, tmp_path):
     """For every option of every command: a mapping, and a list where one value is expected, in --config
-    is a one-line usage error (exit 2) naming the key — never a traceback or exit 70."""
+    is a one-line usage error (exit 2) naming the key — never a traceback or exit 70. So is a YAML boolean
+    (also what an unquoted yes/no becomes) for an option that is not a flag: click read `seed: true` as 1."""
     for p in _config_options(name):
         key = shared_options.config_key(p)
         bad = [{"a": 1}]
         if not (isinstance(p.type, shared_options.ListOf) or p.multiple or p.nargs != 1):
             bad.append([1, 2])
+        if not (p.is_flag or isinstance(p.type, click.types.BoolParamType)):
+            bad.append(True)
         for value in bad:
             cfg = tmp_path / "c.yaml"
             import yaml

@@ -82,6 +82,12 @@ def _check_config_value(ctx: click.Context, param: click.Parameter, value: Any, 
         raise ConfigError(f"{source}: '{key}' is {_YAML_KIND[type(value)]}; expected {_describe(param)}")
     if value is None:
         return
+    takes_bool = (isinstance(param, click.Option) and param.is_flag) or isinstance(param.type, click.types.BoolParamType)
+    items = value if isinstance(value, list) else [value]
+    if not takes_bool and any(isinstance(v, bool) for v in items):
+        # click would read YAML true as 1 (or "True"); YAML also turns an unquoted yes/no/on/off into a boolean
+        raise ConfigError(f"{source}: '{key}' is a YAML boolean; expected {_describe(param)} "
+                          "(quote yes/no/on/off to mean text)")
     try:
         param.type_cast_value(ctx, value)
     except click.BadParameter as e:
@@ -95,7 +101,7 @@ def _describe(param: click.Parameter) -> str:
         return "true or false"
     if isinstance(param.type, click.Choice):
         return "one of " + ", ".join(map(str, param.type.choices))
-    return f"a single {param.type.name} value"
+    return f"a single {param.type.name.removesuffix(' range')} value"
 
 
 def _plain(value: Any) -> Any:
