@@ -349,3 +349,21 @@ def test_install_hints_name_the_distribution():
              for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
              if re.search(r"(?<![\w-])paperkit\[", line)]
     assert not wrong, wrong
+
+
+# ------------------------------------------------------------------ outputs are declared as outputs
+_WRITES_HELP = re.compile(r"^(also )?(write|save|draw)|^where to write|^bar chart", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("name", AVAILABLE)
+def test_options_that_write_files_are_declared_as_outputs(name):
+    """An option whose help says it writes a file is in the command's ``writes``: the shared check that an
+    output never replaces an input file only knows outputs by that list."""
+    command = load_command(name)
+    for p in command.params:
+        if not isinstance(p, click.Option) or p.is_flag or p.count or p.name in shared_options.META_PARAMS:
+            continue
+        if isinstance(p.type, (click.types.IntParamType, click.types.FloatParamType, shared_options.FiniteFloat)):
+            continue
+        if _WRITES_HELP.search((p.help or "").strip()):
+            assert p.name in command.writes, f"{name} {p.opts[-1]} writes a file but is not in writes=: {p.help}"

@@ -274,7 +274,12 @@ def _finite_floats(param: click.Parameter) -> None:
 class PaperkitCommand(click.Command):
     """A click command with the shared options and the shared run bookkeeping."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    # Parameters that name files the command writes (output_options' two, plus the command's own
+    # ``writes=``); every other path-like value may be a file it reads.
+    OUTPUTS = ("output", "manifest_path")
+
+    def __init__(self, *args: Any, writes: tuple[str, ...] = (), **kwargs: Any) -> None:
+        self.writes = frozenset((*self.OUTPUTS, *writes))
         kwargs.setdefault("context_settings", {}).setdefault("help_option_names", ["-h", "--help"])
         kwargs["context_settings"].setdefault("max_content_width", 100)
         super().__init__(*args, **kwargs)
@@ -327,6 +332,7 @@ class PaperkitCommand(click.Command):
             values = {k: v["value"] for k, v in resolved_parameters(ctx, as_text=True).items() if k != "config"}
             click.echo(yaml.safe_dump(values, sort_keys=False, default_flow_style=False), nl=False)
             return None
+        _refuse_outputs_over_inputs(self, ctx.params)
         if "jobs" in ctx.params:
             from paperkit.core.resources import set_threads
 
@@ -335,6 +341,26 @@ class PaperkitCommand(click.Command):
             return super().invoke(ctx)
         except BrokenPipeError as e:
             raise PipeClosed() from e
+
+
+def _refuse_outputs_over_inputs(command: PaperkitCommand, params: dict[str, Any]) -> None:
+    """Usage error when an output option names a file that another option or argument reads
+    (``-o train.csv`` once replaced the training data); checked before any work starts."""
+    from paperkit.core.io import refuse_overwriting_inputs
+
+    outputs, inputs = {}, []
+    for p in command.params:
+        value = params.get(p.name or "")
+        if value is None:
+            continue
+        if p.name in command.writes:
+            if isinstance(value, (str, os.PathLike)):
+                outputs[p.opts[-1] if isinstance(p, click.Option) else p.human_readable_name] = value
+        else:
+            values = value if isinstance(value, (list, tuple)) else [value]
+            inputs += [v for v in values if isinstance(v, (str, os.PathLike)) and os.path.isfile(v)]
+    if outputs and inputs:
+        refuse_overwriting_inputs(outputs, inputs)
 
 
 def command(name: str, **kwargs: Any) -> Callable[[Callable[..., Any]], PaperkitCommand]:

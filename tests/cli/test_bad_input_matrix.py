@@ -132,3 +132,34 @@ def test_code_execution_payloads_are_refused(pk, tmp_path, bad):
     r = pk("conformal-cv", "--train", str(bad["good.csv"]), "--test", str(bad["good.csv"]), "--target", "y",
            "--model", "subprocess:run", "--model-param", f"args=touch {sentinel}", "--model-param", "shell=true")
     assert r.exit_code == 2 and not sentinel.exists(), r.stderr
+
+
+# (command, arguments): {F} is an existing input file that an output option names too; {G} another input.
+OVERWRITE_CASES = [
+    ("conformal-combine", ["--pvalues", "{F}", "-o", "{F}"]),
+    ("conformal-cv", ["--train", "{G}", "--test", "{F}", "--target", "y", "--summary", "{F}"]),
+    ("conformal-predict", ["--model", "{G}", "--test", "{F}", "--manifest", "{F}"]),
+    ("kd-rank-diag", ["--logits-t", "{F}", "--logits-s", "{G}", "-o", "{F}"]),
+    ("mvml-predict", ["--model", "{G}", "--views", "{F}", "-o", "{F}"]),
+    ("mm-prefill-search", ["--qkv", "{F}", "-o", "{F}"]),
+    ("sr-apo-front", ["--summaries", "{F}", "-o", "{F}"]),
+    ("sr-apo-compare", ["--front", "{G}", "--models", "{G}", "--data", "{F}", "--summary", "{F}"]),
+    ("conformal-combine", ["--pvalues", "{F}", "--manifest", "{F}"]),
+    ("bandit-bound", ["--instance", "{F}", "-o", "{F}"]),
+    ("var-approx-pyramid", ["--input", "{F}", "-o", "{F}"]),
+    ("sve-predict", ["--images", "{F}", "--model", "{G}", "--metrics", "{F}"]),
+    ("dcgnn-explain", ["--model", "{G}", "--data", "{F}", "-o", "{F}"]),
+    ("hygma-eval", ["--model", "{F}", "-o", "{F}"]),
+]
+
+
+@pytest.mark.parametrize("command, template", OVERWRITE_CASES, ids=[c[0] for c in OVERWRITE_CASES])
+def test_an_output_naming_an_input_file_is_refused(command, template, pk, tmp_path):
+    """Every command, one shared check before any work: an output option that names a file the command
+    reads is a usage error and the file is untouched (conformal-cv -o train.csv had replaced the data)."""
+    f, g = tmp_path / "in.dat", tmp_path / "other.dat"
+    f.write_bytes(b"input bytes\n")
+    g.write_bytes(b"other\n")
+    r = pk(command, *[a.replace("{F}", str(f)).replace("{G}", str(g)) for a in template])
+    assert r.exit_code == 2 and "is the input file" in r.stderr and str(f) in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1 and f.read_bytes() == b"input bytes\n"

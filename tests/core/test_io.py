@@ -242,7 +242,7 @@ def test_invalid_json_yaml_npy(tmp_path):
 def test_non_numpy_files_are_named_for_what_they_are(tmp_path):
     # np.load takes any bytes that are not NumPy's for a pickle; a CSV saved as .npy was once called "pickled"
     (tmp_path / "t.npy").write_text("x,y\n1,2\n")
-    with pytest.raises(InputError, match=r"t.npy: not a NumPy .npy/.npz file \(it holds text, looks like a CSV"):
+    with pytest.raises(InputError, match=r"t.npy: not a NumPy .npy/.npz file \(it holds text, looks like a CSV/TSV table: 'x,y'\)$"):
         io.read_array(tmp_path / "t.npy")
     (tmp_path / "e.npz").write_bytes(b"")
     with pytest.raises(InputError, match="e.npz: not a NumPy .npy/.npz file \\(the file is empty"):

@@ -10,7 +10,8 @@ from paperkit_cli.commands import _bandit_common as common
 SETTINGS = "paperkit.methods.bandit.run:BoundSettings"
 
 
-@options.command("bandit-bound", short_help="Per-arm regret lower-bound terms of a reward+dueling bandit instance.")
+@options.command("bandit-bound", writes=("summary_path",),
+                 short_help="Per-arm regret lower-bound terms of a reward+dueling bandit instance.")
 @common.instance_schema_help
 @common.instance_options
 @common.alpha_option

@@ -9,7 +9,8 @@ from paperkit_cli import options
 SETTINGS = "paperkit.methods.cogmath.run:ReportSettings"
 
 
-@options.command("cogmath-report", short_help="Print CogMath tables for runs; plot accuracy vs mastery per dimension.")
+@options.command("cogmath-report", writes=("plot",),
+                 short_help="Print CogMath tables for runs; plot accuracy vs mastery per dimension.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(), metavar="RUN...")
 @click.option("--names", type=options.ListOf(), default=None, metavar="A,B,...",
               help="Column names for the runs [default: folder names].")

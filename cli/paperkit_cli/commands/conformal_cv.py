@@ -16,7 +16,8 @@ from paperkit_cli.commands._conformal_common import (
 SETTINGS = "paperkit.methods.conformal.run:CvSettings"
 
 
-@options.command("conformal-cv", short_help="Cross-conformal prediction sets with the paper's efficient combiners.")
+@options.command("conformal-cv", writes=("pvalues_path", "summary_path", "save_model_path"),
+                 short_help="Cross-conformal prediction sets with the paper's efficient combiners.")
 @click.option("--train", required=True, metavar="FILE", help="Training table (CSV/TSV/JSONL; '-' = stdin).")
 @click.option("--test", "test_path", required=True, metavar="FILE",
               help="Rows to predict; same feature columns; the target column is optional (then coverage is reported).")
@@ -98,8 +99,6 @@ def cli(train, test_path, pvalues_path, summary_path, save_model_path, output, f
     from paperkit_cli import runtime
 
     check_alpha_or_coverage()
-    io.refuse_overwriting_inputs({"--output": output, "--pvalues": pvalues_path, "--summary": summary_path,
-                                  "--save-model": save_model_path}, [train, test_path])
     inputs = prepare_cv(runtime.settings(CvSettings), train, test_path)
     result = execute_cv(inputs, progress=progress)
     if pvalues_path is not None and result.pvalues is None:

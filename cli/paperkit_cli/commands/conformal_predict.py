@@ -10,7 +10,8 @@ from paperkit_cli.commands._conformal_common import METHODS, check_alpha_or_cove
 SETTINGS = "paperkit.methods.conformal.run:PredictSettings"
 
 
-@options.command("conformal-predict", short_help="Prediction sets for new rows from a saved conformal-cv model.")
+@options.command("conformal-predict", writes=("summary_path",),
+                 short_help="Prediction sets for new rows from a saved conformal-cv model.")
 @click.option("--model", "model_path", required=True, metavar="PATH",
               help="Model file written by conformal-cv --save-model (a joblib pickle: load only files you made).")
 @click.option("--test", "test_path", required=True, metavar="FILE",

@@ -9,7 +9,8 @@ from paperkit_cli import options
 SETTINGS = "paperkit.methods.kd_rank.run:KdRankDiagSettings"
 
 
-@options.command("kd-rank-diag", short_help="Gradient share per teacher-probability decile (KL vs rank loss); "
+@options.command("kd-rank-diag", writes=("plot",),
+                 short_help="Gradient share per teacher-probability decile (KL vs rank loss); "
                                             "loss change under logit scaling.")
 @click.option("--teacher-logits", "--logits-t", "teacher_logits", required=True, metavar="T.npy",
               help="Teacher logits, samples × classes (.npy/.npz/.csv/.tsv/.jsonl, or '-' for stdin).")

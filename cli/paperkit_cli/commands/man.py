@@ -9,7 +9,7 @@ import click
 from paperkit_cli import options
 
 
-@options.command("man", short_help="Print a man page, or install all of them.")
+@options.command("man", writes=("install_dir",), short_help="Print a man page, or install all of them.")
 @click.argument("command", required=False)
 @click.option("--install", "install_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               metavar="DIR", help="Write every page into DIR (a man1 folder on your MANPATH) instead of printing.")

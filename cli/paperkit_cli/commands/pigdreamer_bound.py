@@ -9,7 +9,8 @@ from paperkit_cli import options
 SETTINGS = "paperkit.methods.pigdreamer.run:PigdreamerBoundSettings"
 
 
-@options.command("pigdreamer-bound", short_help="Tabular check of the asymmetric-critic bound on a tiger CPOMDP: JSON + PNG.")
+@options.command("pigdreamer-bound", writes=("plot",),
+                 short_help="Tabular check of the asymmetric-critic bound on a tiger CPOMDP: JSON + PNG.")
 @click.option("--accuracy", type=options.FiniteFloat(), default=0.85, show_default=True,
               help="Probability that listening hears the tiger's side, in [0.5, 1].")
 @click.option("--gamma", type=options.FiniteFloat(), default=0.95, show_default=True, help="Discount, in (0, 1).")

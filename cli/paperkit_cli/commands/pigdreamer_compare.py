@@ -8,7 +8,8 @@ from paperkit_cli import options
 from paperkit_cli.commands._pigdreamer_common import run_dirs_argument
 
 
-@options.command("pigdreamer-compare", short_help="Table (mean ± s.e. over seeds per variant) and curves PNG of pigdreamer-train runs.")
+@options.command("pigdreamer-compare", writes=("plot",),
+                 short_help="Table (mean ± s.e. over seeds per variant) and curves PNG of pigdreamer-train runs.")
 @run_dirs_argument
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="PNG",
               help="Also draw evaluation return and cost against steps (mean ± s.e. per variant).")

@@ -7,7 +7,8 @@ import click
 from paperkit_cli import options, runtime
 
 
-@options.command("sr-apo-compare", short_help="Per-length R² gap of other SR models against an APO front.")
+@options.command("sr-apo-compare", writes=("summary_path", "plot_path"),
+                 short_help="Per-length R² gap of other SR models against an APO front.")
 @click.option("--front", "front_path", required=True, metavar="FILE", help="front.csv from sr-apo-search/front.")
 @click.option("--models", "models_path", required=True, metavar="FILE",
               help="Table of models (column names in any case): a length column (length/complexity/size) and an "

@@ -7,7 +7,8 @@ import click
 from paperkit_cli import options, runtime
 
 
-@options.command("sr-apo-front", short_help="Merge run summaries into APO fronts (strict-improvement rule).")
+@options.command("sr-apo-front", writes=("plot_path",),
+                 short_help="Merge run summaries into APO fronts (strict-improvement rule).")
 @click.option("--summaries", "patterns", multiple=True, required=True, metavar="GLOB",
               help="Summary files, folders or glob patterns (<dataset>_<method>_<h>_<seed>_summary.csv); repeatable.")
 @click.option("--feature-names", default=None, metavar="A,B,...",

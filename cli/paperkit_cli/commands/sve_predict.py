@@ -10,7 +10,8 @@ from paperkit_cli.commands._sve_common import model_option
 SETTINGS = "paperkit.methods.sve.run:PredictSettings"
 
 
-@options.command("sve-predict", short_help="Detect primitives and junctions in diagrams (JSON lines per image).")
+@options.command("sve-predict", writes=("metrics_path", "boundary_dir"),
+                 short_help="Detect primitives and junctions in diagrams (JSON lines per image).")
 @click.option("--images", required=True, metavar="DIR|PATH.npz|NAME",
               help="A built-in labelled set ('sve-eval64': 200 diagrams of 64 px, the held-out set of 'sve-small'; "
                    "'sve-eval200': 200 of 128 px), a folder of PNG/JPEG diagrams (greyscale or RGB; RGBA composited on white; 16-bit scaled; at "

@@ -10,7 +10,8 @@ from paperkit_cli.commands._sve_common import max_primitives_option, size_option
 SETTINGS = "paperkit.methods.sve.run:RenderSettings"
 
 
-@options.command("sve-render", short_help="Render labelled geometry diagrams (boxes, junctions, boundaries, questions).")
+@options.command("sve-render", writes=("png_dir",),
+                 short_help="Render labelled geometry diagrams (boxes, junctions, boundaries, questions).")
 @click.option("--n", type=click.IntRange(min=1), default=200, show_default=True, help="Number of diagrams.")
 @size_option
 @max_primitives_option

@@ -10,7 +10,8 @@ from paperkit_cli import options
 SETTINGS = "paperkit.methods.symeq.run:BasisSettings"
 
 
-@options.command("symeq-basis", short_help="Exact orbit/diagram basis of S_n-equivariant maps between symmetric tensors.")
+@options.command("symeq-basis", writes=("dense",),
+                 short_help="Exact orbit/diagram basis of S_n-equivariant maps between symmetric tensors.")
 @click.option("--k", type=int, default=2, show_default=True, help="Input tensor order (0-6).")
 @click.option("--l", type=int, default=2, show_default=True, help="Output tensor order (0-6).")
 @click.option("--n", type=int, default=5, show_default=True, help="Dimension n of R^n (the size of each index).")

@@ -361,7 +361,7 @@ def _describe_head(head: bytes, f: IO[bytes]) -> str:
         return "the file is empty"
     if head[:1] == b"\x80":
         return "it looks like a Python pickle, which paperkit never loads"
-    sample = head + f.read(256)
+    sample = f.read(256)  # f is at the start again
     f.seek(0)
     try:
         text = sample.decode("utf-8")
