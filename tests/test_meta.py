@@ -240,7 +240,8 @@ def _config_options(name):
 def test_config_values_of_the_wrong_yaml_type_are_usage_errors(name, pk, tmp_path):
     """For every option of every command: a mapping, and a list where one value is expected, in --config
     is a one-line usage error (exit 2) naming the key — never a traceback or exit 70. So is a YAML boolean
-    (also what an unquoted yes/no becomes) for an option that is not a flag: click read `seed: true` as 1."""
+    (also what an unquoted yes/no becomes) for an option that is not a flag: click read `seed: true` as 1,
+    and a fraction for an integer option (click truncated `horizon: 5.9` to 5)."""
     for p in _config_options(name):
         key = shared_options.config_key(p)
         bad = [{"a": 1}]
@@ -248,6 +249,9 @@ def test_config_values_of_the_wrong_yaml_type_are_usage_errors(name, pk, tmp_pat
             bad.append([1, 2])
         if not (p.is_flag or isinstance(p.type, click.types.BoolParamType)):
             bad.append(True)
+        item = p.type.item if isinstance(p.type, shared_options.ListOf) else p.type
+        if isinstance(item, click.types.IntParamType):
+            bad.append(2.5)  # click's INT truncated a YAML float to 2
         for value in bad:
             cfg = tmp_path / "c.yaml"
             import yaml

@@ -88,6 +88,12 @@ def _check_config_value(ctx: click.Context, param: click.Parameter, value: Any, 
         # click would read YAML true as 1 (or "True"); YAML also turns an unquoted yes/no/on/off into a boolean
         raise ConfigError(f"{source}: '{key}' is a YAML boolean; expected {_describe(param)} "
                           "(quote yes/no/on/off to mean text)")
+    item_type = param.type.item if isinstance(param.type, ListOf) else param.type
+    if isinstance(item_type, click.types.IntParamType):
+        # click's INT takes a float and truncates it (5.9 → 5); on the command line "5.9" is refused
+        for v in items:
+            if isinstance(v, float) and not v.is_integer():
+                raise ConfigError(f"{source}: '{key}' = {v!r} is not a whole number; expected {_describe(param)}")
     try:
         param.type_cast_value(ctx, value)
     except click.BadParameter as e:
@@ -101,6 +107,8 @@ def _describe(param: click.Parameter) -> str:
         return "true or false"
     if isinstance(param.type, click.Choice):
         return "one of " + ", ".join(map(str, param.type.choices))
+    if isinstance(param.type, ListOf) and param.type.item is not None:
+        return f"a list of {param.type.item.name.removesuffix(' range')} values"
     return f"a single {param.type.name.removesuffix(' range')} value"
 
 
@@ -344,8 +352,9 @@ class PaperkitCommand(click.Command):
 
 
 def _refuse_outputs_over_inputs(command: PaperkitCommand, params: dict[str, Any]) -> None:
-    """Usage error when an output option names a file that another option or argument reads
-    (``-o train.csv`` once replaced the training data); checked before any work starts."""
+    """Usage error when an output option names a file that another option or argument reads (``-o train.csv``
+    once replaced the training data), a file of a run dir given as input, or another output; checked before
+    any work starts."""
     from paperkit.core.io import refuse_overwriting_inputs
 
     outputs, inputs = {}, []
@@ -357,9 +366,15 @@ def _refuse_outputs_over_inputs(command: PaperkitCommand, params: dict[str, Any]
             if isinstance(value, (str, os.PathLike)):
                 outputs[p.opts[-1] if isinstance(p, click.Option) else p.human_readable_name] = value
         else:
-            values = value if isinstance(value, (list, tuple)) else [value]
-            inputs += [v for v in values if isinstance(v, (str, os.PathLike)) and os.path.isfile(v)]
-    if outputs and inputs:
+            for v in value if isinstance(value, (list, tuple)) else [value]:
+                if not isinstance(v, (str, os.PathLike)):
+                    continue
+                v = os.fspath(v)
+                if os.path.exists(v):
+                    inputs.append(v)
+                elif ":" in v and os.path.exists(v.split(":", 1)[1]):
+                    inputs.append(v.split(":", 1)[1])  # a KIND:FILE source (official:FILE, jsonl:FILE)
+    if outputs:
         refuse_overwriting_inputs(outputs, inputs)
 
 

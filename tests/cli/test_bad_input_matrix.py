@@ -150,6 +150,7 @@ OVERWRITE_CASES = [
     ("sve-predict", ["--images", "{F}", "--model", "{G}", "--metrics", "{F}"]),
     ("dcgnn-explain", ["--model", "{G}", "--data", "{F}", "-o", "{F}"]),
     ("hygma-eval", ["--model", "{F}", "-o", "{F}"]),
+    ("cogmath-generate", ["--source", "official:{F}", "-o", "{F}"]),  # a KIND:FILE source
 ]
 
 
@@ -163,3 +164,40 @@ def test_an_output_naming_an_input_file_is_refused(command, template, pk, tmp_pa
     r = pk(command, *[a.replace("{F}", str(f)).replace("{G}", str(g)) for a in template])
     assert r.exit_code == 2 and "is the input file" in r.stderr and str(f) in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1 and f.read_bytes() == b"input bytes\n"
+
+
+def _finished_run(tmp_path, files):
+    """A run dir as a finished command leaves it, moved since: its manifest lists the old paths."""
+    import json
+
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in files:
+        (run / name).write_bytes(b"artefact\n")
+    listed = [{"path": f"/elsewhere/old-run/{name}", "bytes": 9} for name in files]
+    (run / "manifest.json").write_text(json.dumps({"command": "x", "status": "complete", "outputs": listed}))
+    return run
+
+
+@pytest.mark.parametrize("command, name", [("pigdreamer-eval", "model.pt"), ("pigdreamer-compare", "summary.json"),
+                                           ("cogmath-report", "summary.json"), ("hygma-plot", "curves.csv")])
+def test_an_output_never_replaces_a_file_of_an_input_run_dir(command, name, pk, tmp_path):
+    """pigdreamer-eval RUN -o RUN/model.pt replaced the model with its JSON result (exit 0)."""
+    run = _finished_run(tmp_path, ["model.pt", "summary.json", "eval.jsonl", "curves.csv"])
+    option = "--plot" if command == "cogmath-report" else "-o"
+    r = pk(command, str(run), option, str(run / name))
+    assert r.exit_code == 2 and "would replace a file of the run" in r.stderr, r.stderr
+    assert (run / name).read_bytes() == b"artefact\n"
+
+
+@pytest.mark.parametrize("command, args", [
+    ("bandit-bound", ["-o", "{X}", "--summary", "{X}"]),
+    ("pigdreamer-bound", ["-o", "{X}.png", "--plot", "{X}.png"]),
+    ("cogmath-generate", ["--source", "synthetic:2", "-o", "{X}", "--manifest", "{X}"]),
+])
+def test_two_outputs_of_one_call_never_share_a_file(command, args, pk, tmp_path):
+    """-o x --summary x kept only the summary (exit 0); now refused before anything is written."""
+    x = tmp_path / "out.csv"
+    r = pk(command, *[a.replace("{X}", str(x)) for a in args])
+    assert r.exit_code == 2 and "give each output its own file" in r.stderr, r.stderr
+    assert not list(tmp_path.iterdir())

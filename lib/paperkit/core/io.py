@@ -446,13 +446,50 @@ def load_torch(path: str | os.PathLike, map_location: Any = "cpu") -> Any:
 
 
 def refuse_overwriting_inputs(outputs: dict[str, Any], inputs: list[Any]) -> None:
-    """UsageError when an output path (option name → path) names one of the input files: writing it would
-    replace the data the command reads (``-o train.csv`` once silently did)."""
-    existing = [Path(p) for p in inputs if p is not None and not is_stdio(p) and Path(p).exists()]
+    """UsageError when an output path (option name → path) would replace what the command reads or writes:
+
+    - an input file (``-o train.csv`` once silently replaced the training data);
+    - a file of an input run dir (``pigdreamer-eval RUN -o RUN/model.pt`` destroyed the run): its
+      ``manifest.json``, ``config.yaml`` and every output its manifest lists;
+    - another output of the same call (``-o x.csv --summary x.csv`` kept only the summary).
+    """
+    written: dict[str, str] = {}
     for option, out in outputs.items():
-        if out is None or is_stdio(out) or not Path(out).exists():
+        if out is None or is_stdio(out):
             continue
-        for src in existing:
+        key = os.path.realpath(out)
+        if key in written:
+            raise UsageError(f"{option} {out} is also {written[key]}; give each output its own file")
+        written[key] = option
+    given = [Path(p) for p in inputs if p is not None and not is_stdio(p) and Path(p).exists()]
+    files = [p for p in given if p.is_file()]
+    for option, out in outputs.items():
+        if out is None or is_stdio(out) or not Path(out).is_file():
+            continue
+        for src in files:
             if os.path.samefile(out, src):
                 raise UsageError(f"{option} {out} is the input file {src}; write the results elsewhere")
+        for run in (p for p in given if p.is_dir()):
+            if _is_run_artefact(Path(out), run):
+                raise UsageError(f"{option} {out} would replace a file of the run {run} that it reads; "
+                                 "write the results elsewhere")
 
+
+def _is_run_artefact(path: Path, run: Path) -> bool:
+    """Whether ``path`` is one of the files a finished run dir ``run`` wrote (as its manifest lists them)."""
+    manifest = run / "manifest.json"
+    try:
+        rel = path.resolve().relative_to(run.resolve())
+    except ValueError:
+        return False
+    if not manifest.is_file():
+        return False
+    if rel.as_posix() in ("manifest.json", "config.yaml"):
+        return True
+    try:
+        listed = json.loads(manifest.read_text(encoding="utf-8")).get("outputs") or []
+        names = {Path(str(o.get("path", ""))).as_posix() for o in listed if isinstance(o, dict)}
+    except (OSError, ValueError, AttributeError):
+        return False
+    # the manifest holds the paths the run had when it was written; the dir may have moved since
+    return any(n == rel.as_posix() or n.endswith("/" + rel.as_posix()) for n in names)
