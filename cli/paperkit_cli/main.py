@@ -209,7 +209,11 @@ def run_cli(command: click.Command, prog_name: str, args: list[str] | None = Non
     except (PipeClosed, BrokenPipeError):
         _quiet_stdout()
         sys.exit(EXIT_BROKEN_PIPE)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (click.exceptions.Abort, KeyboardInterrupt) as e:
+        if isinstance(e.__cause__, EOFError):
+            # click turns every EOFError into Abort, as for Ctrl-D at a prompt; it is an input nobody caught
+            fail(prefix(), f"unexpected EOFError: {e.__cause__ or 'end of input'} (this is a bug in paperkit; "
+                 "rerun with --debug for the traceback)", EXIT_UNEXPECTED)
         _interrupted_exit(prefix())
     except SystemExit:
         raise

@@ -415,7 +415,11 @@ run_dir_options = _compose(
 device_option = click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
                              show_default=True, help="Where torch computes; auto picks CUDA when available.")
 
-jobs_option = click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+# More threads than this only crashes (numba/OpenMP segfaulted at -j 100000000 after a minute of setup).
+MAX_JOBS = 1024
+JOBS = click.IntRange(0, MAX_JOBS)
+
+jobs_option = click.option("--jobs", "-j", type=JOBS, default=0, show_default=True,
                            help="Worker threads/processes (numba, torch, pools); 0 means one per CPU core "
                                 "(under make -jN, the cores divided by N). Results do not depend on it.")
 

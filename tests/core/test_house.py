@@ -310,3 +310,25 @@ def test_a_pt_stage_that_a_weights_only_load_could_not_read_is_refused_when_writ
         with pytest.raises(TypeError, match="weights-only"):
             run.save_checkpoint("bad.pt", bad)
         assert not run.has_checkpoint("bad.pt")
+
+
+def test_an_uncaught_eof_error_is_not_reported_as_ctrl_c(capsys):
+    """click turns every EOFError into Abort (Ctrl-D at a prompt); a truncated .gz then said 'interrupted',
+    exit 130. An EOFError that no reader caught is a bug: exit 70, with --debug's traceback."""
+
+    @options.command("eof")
+    def eof():
+        """Hits an end of input nobody handled."""
+        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+
+    with pytest.raises(SystemExit) as e:
+        run_cli(eof, "eof", [])
+    err = capsys.readouterr().err
+    assert e.value.code == 70 and "EOFError: Compressed file ended" in err and "interrupted" not in err
+
+
+def test_jobs_has_a_ceiling(capsys):
+    """-j 100000000 set 10^8 numba/OpenMP threads and segfaulted after a minute (exit 139)."""
+    code, _, err = run(["-j", str(options.MAX_JOBS + 1)], capsys)
+    assert code == 2 and "--jobs" in err and err.count("\n") == 1
+    assert run(["-j", str(options.MAX_JOBS)], capsys)[0] == 0

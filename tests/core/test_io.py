@@ -274,3 +274,20 @@ def test_a_utf8_byte_order_mark_is_not_part_of_the_first_column_name(tmp_path):
     bom.write_text("\ufeffa,b\n1,2\n", encoding="utf-8")
     assert read_table(bom).columns == read_table(plain).columns == ["a", "b"]
     assert read_table(bom, header=False).column("1").tolist() == read_table(plain, header=False).column("1").tolist()
+
+
+def test_a_truncated_or_corrupt_gzip_table_is_an_input_error(tmp_path):
+    """A truncated .gz ends in EOFError, which click reports as Ctrl-D (exit 130, 'interrupted')."""
+    whole = gzip.compress(b"x,y\n" + b"".join(b"%d,%d\n" % (i, 2 * i) for i in range(2000)))
+    (tmp_path / "cut.csv.gz").write_bytes(whole[:40])
+    with pytest.raises(InputError, match="cut.csv.gz: not a valid gzip file"):
+        tables.read_table(tmp_path / "cut.csv.gz")
+    (tmp_path / "bad.csv.gz").write_bytes(whole[:12] + b"\xff" * 50 + whole[62:])
+    with pytest.raises(InputError, match="bad.csv.gz: not a valid gzip file"):
+        tables.read_table(tmp_path / "bad.csv.gz")
+
+
+def test_a_directory_where_a_table_belongs_is_named_as_such(tmp_path):
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(InputError, match="adir: is a directory; expected a file"):
+        tables.read_table(tmp_path / "adir")

@@ -61,7 +61,7 @@ def backend_options(f: Callable | None = None, *, required: bool = True) -> Call
                           "[default: cache.sqlite in the run dir]. An old JSONL cache is migrated into FILE.sqlite."),
         click.option("--prompts", "prompts_file", default=None, type=click.Path(dir_okay=False), metavar="FILE",
                      help="YAML overriding the shipped prompt templates and extraction settings."),
-        click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+        click.option("--jobs", "-j", type=options.JOBS, default=0, show_default=True,
                      help="Requests in flight at once (openai, shell) and torch threads (hf); 0 means one per "
                           "CPU core (under make -jN, the cores divided by N). Results do not depend on it."),
         options.seed_option, options.device_option,

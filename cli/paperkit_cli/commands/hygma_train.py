@@ -66,7 +66,7 @@ _POS = click.IntRange(min=1)
 @click.option("--eval-episodes", type=_POS, default=32, show_default=True,
               help="Greedy episodes per evaluation (sampled for hygma-ac).")
 @options.device_option
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--jobs", "-j", type=options.JOBS, default=0, show_default=True,
               help="Runs (algorithm × seed) trained at once, in processes of one torch thread each (the agent "
                    "nets are small); 0 means one per CPU core (under make -jN, the cores divided by N). "
                    "Results do not depend on it.")

@@ -57,7 +57,7 @@ _WEIGHT = options.FiniteFloat(0.0, 1e6)
 @click.option("--max-memory-gb", type=options.FiniteFloat(0.0, min_open=True), default=None,
               help="Refuse synth100 sizes needing more memory than this [default: 3/4 of RAM].")
 @options.device_option
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--jobs", "-j", type=options.JOBS, default=0, show_default=True,
               help="torch threads; 0 means one per CPU core (under make -jN, the cores divided by N). Small "
                    "MLPs train fastest with -j 1. Results do not depend on it.")
 @options.run_dir_options

@@ -21,6 +21,7 @@ import math
 import os
 import sys
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -68,10 +69,11 @@ def detect_format(path: str | os.PathLike | None, fmt: str | None = None, defaul
             return _SUFFIXES[suffix]
     if default is not None:
         return default
-    raise UsageError(
-        f"{display_name(path)}: cannot tell the format from the name; use a suffix "
-        f"({', '.join(sorted(_SUFFIXES))}) or --format"
-    )
+    if not is_stdio(path) and path is not None and Path(path).is_dir():
+        raise InputError(f"{display_name(path)}: is a directory; expected a file")
+    # no "--format" hint: on most commands that option does not exist or sets the output's format
+    raise UsageError(f"{display_name(path)}: cannot tell the format from the name; use a suffix "
+                     f"({', '.join(sorted(_SUFFIXES))})")
 
 
 def require_file(path: str | os.PathLike) -> Path:
@@ -171,9 +173,10 @@ def text_reader(path: str | os.PathLike) -> Iterator[IO[str]]:
                 yield f
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); expected a text file") from e
-    except (OSError, EOFError) as e:
-        if isinstance(e, gzip.BadGzipFile) or "gzip" in str(e).lower():
-            raise InputError(f"{path}: not a valid gzip file ({e})") from e
+    except (OSError, EOFError, zlib.error) as e:
+        # a truncated .gz ends in EOFError, which click would take for Ctrl-D and report as an interrupt
+        if isinstance(e, (gzip.BadGzipFile, EOFError, zlib.error)) and is_gzip(p) or "gzip" in str(e).lower():
+            raise InputError(f"{path}: not a valid gzip file ({_first_line(e)})") from e
         raise
 
 
