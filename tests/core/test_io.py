@@ -291,3 +291,13 @@ def test_a_directory_where_a_table_belongs_is_named_as_such(tmp_path):
     (tmp_path / "adir").mkdir()
     with pytest.raises(InputError, match="adir: is a directory; expected a file"):
         tables.read_table(tmp_path / "adir")
+
+
+def test_a_text_file_given_as_a_checkpoint_is_not_called_hostile(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "m.pt").write_text('{"not": "a model"}\n')
+    with pytest.raises(InputError, match=r"m.pt: not a PyTorch checkpoint \(it holds text: '\{\"not\""):
+        io.load_torch(tmp_path / "m.pt")
+    (tmp_path / "e.pt").write_bytes(b"")
+    with pytest.raises(InputError, match="e.pt: not a PyTorch checkpoint \\(the file is empty"):
+        io.load_torch(tmp_path / "e.pt")

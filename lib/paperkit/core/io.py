@@ -436,6 +436,12 @@ def load_torch(path: str | os.PathLike, map_location: Any = "cpu") -> Any:
 
     name = display_name(path)
     with _binary_in(path) as f:
+        head = f.read(len(_ZIP_MAGIC))
+        f.seek(0)
+        if not head.startswith((_ZIP_MAGIC, b"\x80")):
+            # neither PyTorch's zip format nor a legacy pickle: torch's "unpickling" error would suggest a
+            # hostile file when it is, say, a JSON or CSV file
+            raise InputError(f"{name}: not a PyTorch checkpoint ({_describe_head(head, f)})")
         try:
             return torch.load(f, map_location=map_location, weights_only=True)
         except pickle.UnpicklingError:
