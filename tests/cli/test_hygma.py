@@ -135,3 +135,66 @@ def test_unknown_config_key_and_bad_model_files(pk, tmp_path):
     empty.mkdir()
     r = pk("hygma-plot", empty, "-o", tmp_path / "x.png")
     assert r.exit_code == 3 and r.stderr.count("\n") == 1, r.stderr
+
+
+def _tampered(tiny_run, tmp_path, change):
+    import copy
+
+    import torch
+
+    blob = copy.deepcopy(torch.load(tiny_run / "model.pt", weights_only=True))
+    change(blob)
+    path = tmp_path / "tampered.pt"
+    torch.save(blob, path)
+    return path
+
+
+def user_pp_env():
+    """A user env factory (our own pp easy as a ParallelEnv)."""
+    from paperkit.methods.hygma.parallel import grid_parallel_env
+
+    return grid_parallel_env("pp", "easy")
+
+
+def test_a_model_file_never_decides_what_code_is_imported(pk, tiny_run, tmp_path, capsys):
+    """settings.env inside model.pt named `this:main`: hygma-eval imported `this` (its top-level code ran and
+    printed into the data stream) and would call the module's function, though the file loaded weights-only."""
+    import sys
+
+    sys.modules.pop("this", None)
+    path = _tampered(tiny_run, tmp_path, lambda b: b["settings"].update(env="this:main"))
+    r = pk("hygma-eval", "--model", path, "--episodes", "1", "--device", "cpu")
+    assert r.exit_code == 2 and "name it yourself: --env this:main" in r.stderr, r.stderr
+    assert "this" not in sys.modules and r.stdout == ""
+    r = pk("hygma-eval", "--model", path, "--env", "other:make", "--episodes", "1", "--device", "cpu")
+    assert r.exit_code == 2 and "trained on this:main" in r.stderr and "this" not in sys.modules
+    path = _tampered(tiny_run, tmp_path, lambda b: b["settings"].update(env=["pp"]))
+    r = pk("hygma-eval", "--model", path, "--episodes", "1", "--device", "cpu")
+    assert r.exit_code == 3 and "settings.env" in r.stderr, r.stderr
+
+
+def test_a_user_env_model_evaluates_when_the_user_names_the_env(pk, tmp_path):
+    d = tmp_path / "user"
+    env = "tests.cli.test_hygma:user_pp_env"
+    args = ["--preset", "easy", "--steps", "400", "--batch-envs", "4", "--batch-size", "4", "--eval-every", "400",
+            "--eval-episodes", "2", "--cluster-every", "100", "--history", "50", "-q", "--algo", "vdn", "-j", "1",
+            "--device", "cpu"]
+    assert pk("hygma-train", "--env", env, *args, "--run-dir", d).exit_code == 0
+    r = pk("hygma-eval", "--model", d / "model.pt", "--episodes", "1", "--device", "cpu")
+    assert r.exit_code == 2 and f"--env {env}" in r.stderr
+    r = pk("hygma-eval", "--model", d / "model.pt", "--env", env, "--episodes", "1", "--device", "cpu")
+    assert r.exit_code == 0 and json.loads(r.stdout)["env"] == env, r.stderr
+
+
+def test_a_model_with_nan_weights_is_refused(pk, tiny_run, tmp_path):
+    """NaN weights were evaluated (every action argmax(NaN) = 0) and reported with exit 0."""
+    import torch
+
+    def poison(blob):
+        state = next(v for v in blob["jobs"]["hygma-qmix_s0"].values()
+                     if isinstance(v, dict) and any(torch.is_tensor(t) for t in v.values()))
+        key = next(k for k, t in state.items() if torch.is_tensor(t) and t.is_floating_point())
+        state[key][...] = float("nan")
+
+    r = pk("hygma-eval", "--model", _tampered(tiny_run, tmp_path, poison), "--episodes", "1", "--device", "cpu")
+    assert r.exit_code == 3 and "hold NaN/inf values" in r.stderr and "jobs.hygma-qmix_s0" in r.stderr, r.stderr

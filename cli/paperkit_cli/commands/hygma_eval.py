@@ -14,6 +14,9 @@ SETTINGS = "paperkit.methods.hygma.run:HygmaEvalSettings"
               help="A model.pt written by hygma-train.")
 @click.option("--job", default=None, metavar="ALGO_sSEED",
               help="Which run in model.pt, e.g. hygma-qmix_s0 [default: the first].")
+@click.option("--env", default=None, metavar="MODULE:FACTORY",
+              help="For a model trained on your own env: name its module:factory again (a model file never "
+                   "decides what code is imported).")
 @click.option("--episodes", type=click.IntRange(1, 100_000), default=32, show_default=True,
               help="Evaluation episodes (greedy; hygma-ac samples its policy).")
 @click.option("--ascii", is_flag=True, help="Render the first episode on stderr (digits: agents, P: prey, F: food).")

@@ -99,3 +99,21 @@ def check_finite_for(values: Any, dtype: Any, what: str, source: str = "") -> No
         prefix = f"{source}: " if source else ""
         raise InputError(f"{prefix}{what} holds a value of magnitude {big:.3g}, too large to compute with in "
                          f"{np.dtype(dtype).name} (limit {limit:.3g}); rescale the data")
+
+
+def check_finite_weights(obj: Any, source: str, where: str = "") -> None:
+    """InputError naming the first tensor/array in a loaded checkpoint (nested dicts/lists) with NaN/inf:
+    a model with such weights acts on argmax(NaN) and reports numbers that mean nothing."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            check_finite_weights(v, source, f"{where}.{k}" if where else str(k))
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            check_finite_weights(v, source, f"{where}[{i}]")
+    elif hasattr(obj, "is_floating_point") and obj.is_floating_point():   # a torch tensor
+        import torch
+
+        if not bool(torch.isfinite(obj).all()):
+            raise InputError(f"{source}: weights '{where}' hold NaN/inf values; expected a trained model")
+    elif isinstance(obj, np.ndarray) and obj.dtype.kind in "fc" and not np.isfinite(obj).all():
+        raise InputError(f"{source}: weights '{where}' hold NaN/inf values; expected a trained model")

@@ -246,6 +246,7 @@ class HygmaEvalSettings:
     """Every parameter of ``paperkit hygma-eval`` and its default."""
 
     job: str | None = None
+    env: str | None = None
     episodes: int = 32
     ascii: bool = False
     seed: int = 0
@@ -255,15 +256,20 @@ class HygmaEvalSettings:
 def load_model(path: str, job: str | None) -> tuple[dict, dict, str]:
     """A hygma-train ``model.pt``: its run settings, one job's checkpoint and the job's name."""
     from paperkit.core import io
+    from paperkit.core.validate import check_finite_weights
 
     blob = io.load_torch(path)
+    name_of = io.display_name(path)
     if not isinstance(blob, dict) or blob.get("kind") != "paperkit.hygma.model":
-        raise InputError(f"{io.display_name(path)}: not a hygma-train model.pt")
-    jobs = blob["jobs"]
+        raise InputError(f"{name_of}: not a hygma-train model.pt")
+    jobs, settings = blob.get("jobs"), blob.get("settings")
+    if not isinstance(jobs, dict) or not jobs or not isinstance(settings, dict):
+        raise InputError(f"{name_of}: 'jobs' or 'settings' is missing or not a mapping; not a hygma-train model.pt")
     name = job or next(iter(jobs))
     if name not in jobs:
-        raise UsageError(f"--job {name!r} is not in {io.display_name(path)}; it holds {', '.join(jobs)}")
-    return blob["settings"], jobs[name], name
+        raise UsageError(f"--job {name!r} is not in {name_of}; it holds {', '.join(jobs)}")
+    check_finite_weights(jobs[name], name_of, f"jobs.{name}")
+    return settings, jobs[name], name
 
 
 def model_blob(settings: HygmaTrainSettings, models: dict[str, dict]) -> dict:
@@ -271,6 +277,25 @@ def model_blob(settings: HygmaTrainSettings, models: dict[str, dict]) -> dict:
 
     return {"kind": "paperkit.hygma.model", "settings": {k: (list(v) if isinstance(v, tuple) else v)
                                                          for k, v in asdict(settings).items()}, "jobs": models}
+
+
+def check_model_env(trained_on: Any, named: str | None, model: str) -> None:
+    """A model file is data: its env names a built-in env, or a module:factory that the user names again
+    with --env. Importing a module that a file names would run that module's code (and then call its
+    factory), a way around the weights-only load."""
+    if not isinstance(trained_on, str) or not trained_on:
+        raise InputError(f"{model}: settings.env is {trained_on!r}; not a hygma-train model.pt")
+    if ":" not in trained_on:
+        if trained_on not in ENVS:
+            raise InputError(f"{model}: settings.env {trained_on!r} is not a built-in env ({', '.join(ENVS)})")
+        if named is not None and named != trained_on:
+            raise UsageError(f"--env {named}: the model was trained on {trained_on}")
+        return
+    if named is None:
+        raise UsageError(f"{model} was trained on the user env {trained_on}; to import and run that code, "
+                         f"name it yourself: --env {trained_on}")
+    if named != trained_on:
+        raise UsageError(f"--env {named}: the model was trained on {trained_on}")
 
 
 def settings_from_blob(blob: dict) -> HygmaTrainSettings:
@@ -299,6 +324,7 @@ class HygmaEvalResult:
 def prepare_hygma_eval(s: HygmaEvalSettings, model: str) -> HygmaEvalInputs:
     train_blob, ckpt, name = load_model(model, s.job)
     ts = settings_from_blob(train_blob)
+    check_model_env(ts.env, s.env, model)
     env, _ = make_envs(ts)
     if (env.obs_dim, env.n_agents, env.n_actions) != (ckpt["obs_dim"], ckpt["n_agents"], ckpt["n_actions"]):
         raise InputError(f"{model}: the model was trained on a different environment than {ts.env} {ts.preset}")
