@@ -303,3 +303,20 @@ def test_bad_run_dirs_and_config(pk, tmp_path):
     assert r.exit_code == 2 and "imagination_steps" in r.stderr and r.stderr.count("\n") == 1, r.stderr
     r = pk("pigdreamer-bound", "--accuracy", "0.3")
     assert r.exit_code == 2 and "--accuracy" in r.stderr, r.stderr
+
+
+def test_a_model_file_never_decides_what_code_is_imported(pk, tiny_run, tmp_path):
+    """config.env 'this:Nope-v0' in model.pt would reach gymnasium.make, which imports the module named before
+    the colon: a weights-only file must not pick what code runs."""
+    import sys
+
+    import torch
+
+    sys.modules.pop("this", None)
+    blob = torch.load(tiny_run / "model.pt", weights_only=True)
+    blob["config"]["env"] = "this:Nope-v0"
+    (tmp_path / "bad").mkdir()
+    torch.save(blob, tmp_path / "bad" / "model.pt")
+    r = pk("pigdreamer-eval", tmp_path / "bad", "--episodes", "1")
+    assert r.exit_code == 3 and "config.env 'this:Nope-v0'" in r.stderr and r.stdout == "", r.stderr
+    assert "this" not in sys.modules

@@ -224,7 +224,24 @@ def read_model(run_dir: str | Path) -> dict:
     blob = io.load_torch(path)
     if not isinstance(blob, dict) or blob.get("kind") not in ("paperkit.pigdreamer.model", "paperkit.pigdreamer.ppo"):
         raise InputError(f"{path}: not a pigdreamer-train model.pt")
+    config = blob.get("config")
+    env = config.get("env") if isinstance(config, dict) else None
+    if not isinstance(env, str) or not _known_env(env):
+        # gymnasium.make("pkg:Id") imports pkg: a model file must not decide what code runs
+        raise InputError(f"{path}: config.env {env!r} is neither {' nor '.join(BUILTIN_ENVS)} nor a registered "
+                         "gymnasium id (import the package that registers it first)")
     return blob
+
+
+def _known_env(env: str) -> bool:
+    if env in BUILTIN_ENVS:
+        return True
+    import gymnasium as gym
+
+    from paperkit.methods.pigdreamer.envs import register_envs
+
+    register_envs()
+    return ":" not in env and env in gym.registry
 
 
 def prepare_pigdreamer_eval(s: PigdreamerEvalSettings, run_dir: str | Path) -> dict:
