@@ -145,7 +145,13 @@ def write_npz(path: str | Path, gs: GraphSet) -> None:
 
 
 def read_tu(folder: str | Path) -> GraphSet:
-    """A TU-format folder (``<root>/<NAME>/raw/<NAME>_A.txt`` …) read by PyG's TUDataset, never downloading."""
+    """A TU-format folder (``<root>/<NAME>/raw/<NAME>_A.txt`` …), read from its raw text files only.
+
+    PyG's own parser gives the features (node attributes, then one-hot node labels), labels and edges
+    TUDataset would. TUDataset itself is not used: it caches into ``<NAME>/processed/`` (writing into the
+    input folder, then reading a stale cache after the raw files change) and loads that cache with
+    ``torch.load(weights_only=False)`` when a weights-only load fails, so a planted file would run code.
+    """
     folder = Path(folder)
     name = folder.name
     raw = folder / "raw"
@@ -153,21 +159,24 @@ def read_tu(folder: str | Path) -> GraphSet:
     missing = [p for p in needed if not p.is_file()]
     if missing:
         raise InputError(f"{folder}: TU raw file {missing[0]} is missing (no download is attempted)")
-    from torch_geometric.datasets import TUDataset
+    import torch
+    from torch_geometric.io.tu import read_file, read_tu_data
+
     try:
-        ds = TUDataset(str(folder.parent), name, use_node_attr=True)
+        data, slices, _ = read_tu_data(str(raw), name)
+        graph_of_node = read_file(str(raw), name, "graph_indicator", torch.long) - 1
     except Exception as e:  # malformed text files surface here
         raise InputError(f"{folder}: cannot read the TU files: {str(e).splitlines()[0]}") from None
-    xs, eis, ys, ptr = [], [], [], [0]
-    for d in ds:
-        x = d.x.numpy() if d.x is not None else np.ones((d.num_nodes, 1), np.float32)
-        xs.append(x)
-        eis.append(d.edge_index.numpy() + ptr[-1])
-        ys.append(int(d.y))
-        ptr.append(ptr[-1] + d.num_nodes)
-    y = np.array(ys)
-    return check_graphset({"x": np.concatenate(xs), "edge_index": np.concatenate(eis, axis=1),
-                           "graph_ptr": np.array(ptr), "y": y - y.min()}, str(folder))
+    counts = torch.bincount(graph_of_node).numpy()
+    ptr = np.concatenate([[0], np.cumsum(counts)])
+    eptr = slices["edge_index"].numpy()
+    n = int(ptr[-1])
+    x = data.x.numpy() if data.x is not None else np.ones((n, 1), np.float32)
+    # read_tu_data numbers each graph's edges from its own first node; paperkit's arrays are global
+    graph_of_edge = np.repeat(np.arange(len(eptr) - 1), np.diff(eptr))
+    edge_index = data.edge_index.numpy() + ptr[graph_of_edge]
+    y = data.y.numpy().reshape(-1)
+    return check_graphset({"x": x, "edge_index": edge_index, "graph_ptr": ptr, "y": y - y.min()}, str(folder))
 
 
 def load_data(spec: str | Path) -> GraphSet:
