@@ -201,3 +201,9 @@ def test_two_outputs_of_one_call_never_share_a_file(command, args, pk, tmp_path)
     r = pk(command, *[a.replace("{X}", str(x)) for a in args])
     assert r.exit_code == 2 and "give each output its own file" in r.stderr, r.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_an_output_under_a_file_is_refused_before_any_work(pk, tmp_path):
+    (tmp_path / "g.npz").write_bytes(b"x")
+    r = pk("dcgnn-gen", "--n-graphs", "10", "-o", str(tmp_path / "g.npz" / "sub.npz"))
+    assert r.exit_code == 2 and "is a file, not a folder" in r.stderr and r.stderr.count("\n") == 1, r.stderr

@@ -301,3 +301,13 @@ def test_a_text_file_given_as_a_checkpoint_is_not_called_hostile(tmp_path):
     (tmp_path / "e.pt").write_bytes(b"")
     with pytest.raises(InputError, match="e.pt: not a PyTorch checkpoint \\(the file is empty"):
         io.load_torch(tmp_path / "e.pt")
+
+
+def test_an_output_that_cannot_be_created_is_a_usage_error(tmp_path):
+    """Under a regular file, atomic_write's mkdir raised FileExistsError: exit 70 (found by an audit)."""
+    (tmp_path / "f.npz").write_bytes(b"x")
+    with pytest.raises(UsageError, match=r"f.npz/sub.csv: cannot write there \(.*f.npz is a file"):
+        io.check_writable(tmp_path / "f.npz" / "sub.csv")
+    with pytest.raises(UsageError, match="cannot write there"), io.atomic_write(tmp_path / "f.npz" / "a" / "b.csv"):
+        pass
+    io.check_writable(tmp_path / "new" / "deeper" / "ok.csv")   # missing folders are created later

@@ -126,8 +126,11 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, encoding: str = "u
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"{path}: is a directory; expected a file path to write")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write there ({e.strerror or e})") from None
     try:
         kwargs = {} if binary else {"encoding": encoding, "newline": ""}
         with os.fdopen(fd, mode, **kwargs) as f:
@@ -466,6 +469,7 @@ def refuse_overwriting_inputs(outputs: dict[str, Any], inputs: list[Any]) -> Non
     for option, out in outputs.items():
         if out is None or is_stdio(out):
             continue
+        check_writable(out, option)
         key = os.path.realpath(out)
         if key in written:
             raise UsageError(f"{option} {out} is also {written[key]}; give each output its own file")
@@ -482,6 +486,19 @@ def refuse_overwriting_inputs(outputs: dict[str, Any], inputs: list[Any]) -> Non
             if _is_run_artefact(Path(out), run):
                 raise UsageError(f"{option} {out} would replace a file of the run {run} that it reads; "
                                  "write the results elsewhere")
+
+
+def check_writable(path: str | os.PathLike, option: str = "") -> None:
+    """UsageError, before any work, when ``path`` cannot be created: a parent is a file, or the nearest
+    existing folder is not writable."""
+    name = f"{option} {path}" if option else str(path)
+    parent = Path(path).absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"{name}: cannot write there ({parent} is a file, not a folder)")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{name}: cannot write there ({parent} is not writable)")
 
 
 def _is_run_artefact(path: Path, run: Path) -> bool:
