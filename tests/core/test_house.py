@@ -332,3 +332,11 @@ def test_jobs_has_a_ceiling(capsys):
     code, _, err = run(["-j", str(options.MAX_JOBS + 1)], capsys)
     assert code == 2 and "--jobs" in err and err.count("\n") == 1
     assert run(["-j", str(options.MAX_JOBS)], capsys)[0] == 0
+
+
+def test_a_run_dir_under_a_file_is_a_usage_error(tmp_path):
+    from paperkit.core.errors import UsageError
+
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(UsageError, match=r"--run-dir .*f/run: cannot write there"):
+        RunDir(tmp_path / "f" / "run").prepare({"a": 1}, command="x")

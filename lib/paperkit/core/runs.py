@@ -60,6 +60,10 @@ class RunDir:
         p = self.path
         if p.exists() and not p.is_dir():
             raise RunDirError(f"{p}: exists and is not a folder")
+        if not p.exists():
+            from paperkit.core.io import check_writable
+
+            check_writable(p, "--run-dir")   # a parent that is a file gave NotADirectoryError, exit 70
         previous = self.read_config() if (p / CONFIG_NAME).exists() else None
         non_empty = p.is_dir() and any(p.iterdir())
         if non_empty and previous is None:
