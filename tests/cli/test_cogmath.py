@@ -250,6 +250,8 @@ def write(tmp_path, name, text):
     (None, ["--failures", "sleepy"], 2, "unknown mode"),
     (None, ["--failures", "literal:2"], 2, "outside"),
     (None, ["--backend", "shell"], 2, "--cmd"),
+    (None, ["--backend", "shell", "--cmd", "/no/such/model.sh --flag"], 2, "'/no/such/model.sh' not found"),
+    (None, ["--backend", "shell", "--cmd", "NOEXEC"], 2, "is not executable"),
     (None, ["--backend", "hf", "--model", "/no/such/model"], 3, "no such model directory"),
     (None, ["--backend", "hf"], 2, "--model PATH"),
     (None, ["--timeout", "nan"], 2, "finite"),
@@ -261,6 +263,7 @@ def write(tmp_path, name, text):
 def test_eval_bad_input_writes_nothing(pk, inquiries, tmp_path, make, extra, code, match):
     src = make(tmp_path) if make else inquiries
     extra = [str(write(tmp_path, "p.yaml", "colour: red\n")) if x == "PROMPTS" else x for x in extra]
+    extra = [str(write(tmp_path, "m.sh", "#!/bin/sh\necho 1\n")) if x == "NOEXEC" else x for x in extra]
     if "--backend" not in extra:
         extra = ["--backend", "rule", *extra]
     run = tmp_path / "run"
@@ -405,6 +408,61 @@ def test_report_bad_input(pk, tmp_path):
     assert "summary.json" in one_line_error(pk("cogmath-report", tmp_path), 3)
     (tmp_path / "summary.json").write_text('{"x": 1}')
     assert "not a cogmath-eval summary" in one_line_error(pk("cogmath-report", tmp_path), 3)
+
+
+@pytest.fixture
+def summary(pk, one_problem, tmp_path):
+    """A real cogmath-eval summary.json (one problem), for the report's input checks."""
+    run = tmp_path / "run"
+    assert pk("cogmath-eval", "--inquiries", one_problem, "--backend", "rule", "--run-dir", run, "-q").exit_code == 0
+    return json.loads((run / "summary.json").read_text())
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda s: s.update(dimensions=[1, 2]), "dimensions = [1, 2]; expected an object with keys 1, 2,"),
+    (lambda s: s["dimensions"]["1"].update(rpr="abc"), "dimensions.1.rpr = 'abc'; expected a fraction in [0, 1]"),
+    (lambda s: s["dimensions"].pop("9"), "dimensions.9 is missing"),
+    (lambda s: s["stages"]["2"].pop("rpr"), "stages.2 has no key rpr"),
+    (lambda s: s.update(accuracy=float("nan")), "accuracy = nan; expected a fraction in [0, 1]"),
+    (lambda s: s.update(accuracy=7.5), "accuracy = 7.5; expected a fraction in [0, 1]"),
+    (lambda s: s.update(pass_rate=-2), "pass_rate = -2; expected a fraction in [0, 1]"),
+    (lambda s: s.update(overestimation=True), "overestimation = True; expected a fraction in [-1, 1]"),
+    (lambda s: s.update(n_problems=2.5), "n_problems = 2.5; expected a whole number"),
+    (lambda s: s.update(n_errors="3"), "n_errors = '3'; expected a whole number"),
+    (lambda s: s.update(n_problems=10 ** 400), "n_problems = 1000"),  # beyond float range: OverflowError before
+])
+def test_report_summary_values_are_checked(pk, summary, tmp_path, edit, match):
+    """Wrong types (exit 70 before) and NaN or out-of-range rates (printed with exit 0 before) are bad input."""
+    edit(summary)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "summary.json").write_text(json.dumps(summary))  # json writes NaN for nan, as the audit's file had
+    line = one_line_error(pk("cogmath-report", bad), 3)
+    assert f"{bad / 'summary.json'}: {match}" in line
+
+
+def test_report_plot_must_be_a_png(pk, summary, tmp_path):
+    run = tmp_path / "ok"
+    run.mkdir()
+    (run / "summary.json").write_text(json.dumps(summary))
+    line = one_line_error(pk("cogmath-report", run, "--plot", tmp_path / "plot.txt"), 2)
+    assert "--plot" in line and "must end in .png" in line
+    assert not (tmp_path / "plot.txt").exists()
+    r = pk("cogmath-report", run, "--plot", tmp_path / "plot.PNG")
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "plot.PNG").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_eval_shell_output_that_is_not_utf8(pk, one_problem, tmp_path):
+    """Bytes that are not UTF-8 are replaced (U+FFFD) and the answer scored: never exit 70."""
+    prog = write(tmp_path, "bin.sh", '#!/bin/sh\ncat >/dev/null\nprintf "\\377\\376 #### 4\\n"\n')
+    prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
+    run = tmp_path / "run"
+    r = pk("cogmath-eval", "--inquiries", one_problem, "--backend", "shell", "--cmd", prog, "--run-dir", run)
+    assert r.exit_code == 0, r.stderr
+    assert summary_line(r)["n_errors"] == 0
+    responses = [json.loads(x) for x in (run / "responses.jsonl").read_text().splitlines()]
+    assert responses and all(x["response"] == "\ufffd\ufffd #### 4" for x in responses)
 
 
 def test_report_names_is_a_list(pk, inquiries, tmp_path):

@@ -133,6 +133,16 @@ def bad(task, tmp_path_factory):
     (d / "notlm").mkdir()
     (d / "notlm" / "config.json").write_text("{}")
     files["not-a-causal-lm"] = d / "notlm"
+    reward = json.loads((task / "task" / "reward.json").read_text())
+    for name, edit in {"rew-nan": lambda r: r["lexicon"].__setitem__(0, float("nan")),
+                       "rew-short": lambda r: r.update(lexicon=[1, 2]),
+                       "rew-bigram": lambda r: r.update(bigrams=[["t0", "t9", 1.0]]),
+                       "rew-negative": lambda r: r.update(bigrams=[[0, 1], [-1, 2]]),
+                       "rew-huge": lambda r: r["lexicon"].__setitem__(1, "HUGE")}.items():
+        r = json.loads(json.dumps(reward))
+        edit(r)
+        (d / f"{name}.json").write_text(json.dumps(r).replace('"HUGE"', "1" + "0" * 400))
+        files[name] = d / f"{name}.json"
     other = model.TinyLM(13, d=8, layers=1, heads=2, max_len=64)
     store.save_rm(d / "vocab13.pt", other, head="token", loss="farma", vocab=store.WordVocab([f"t{i}" for i in range(13)]),
                   metrics={})
@@ -159,6 +169,13 @@ def _check(r, run_dir, codes):
     ("k > vocab", ["--k", "13"], 2),
     ("w nan", ["--w", "nan"], 2),
     ("w inf", ["--w", "inf"], 2),
+    ("w huge", ["--w", "1e300"], 2),
+    ("w over the bound", ["--w", "-1000.5"], 2),
+    ("w-grid huge", ["--w-grid", "1,1e300", "--val-prompts", "{prompts}", "--scorer", "{reward}"], 2),
+    ("scorer NaN lexicon", ["--scorer", "{rew-nan}"], 3),
+    ("scorer short lexicon", ["--scorer", "{rew-short}"], 3),
+    ("scorer bigram not a pair", ["--scorer", "{rew-bigram}"], 3),
+    ("scorer negative bigram index", ["--scorer", "{rew-negative}"], 3),
     ("max-new 0", ["--max-new", "0"], 2),
     ("max-new over positions", ["--max-new", "100"], 2),
     ("farma with a scalar RM", ["--rm", "{seq}", "--method", "farma"], 2),
@@ -192,6 +209,67 @@ def test_train_rm_bad_input(pk, task, bad, tmp_path, case, pairs, extra, code):
     p = bad[pairs] if pairs else t / "pairs.jsonl"
     _check(pk("rgtg-train-rm", "--lm", t / "lm.pt", "--pairs", p, *extra, "--run-dir", tmp_path / "run"),
            tmp_path / "run", {code})
+
+
+@pytest.mark.parametrize("name, match", [
+    ("rew-nan", "lexicon[0] = nan; expected a finite number"),
+    ("rew-short", "lexicon has 2 weights; expected a list of 12 numbers"),
+    ("rew-bigram", "bigrams[0] = ['t0', 't9', 1.0]; expected a pair [a, b] of token indices in [0, 12)"),
+    ("rew-negative", "bigrams[1] = [-1, 2]; expected a pair"),
+    ("rew-huge", "lexicon[1] = 1000"),
+])
+def test_generate_scorer_reward_json_is_checked(pk, task, bad, tmp_path, name, match):
+    t = task / "task"
+    r = pk("rgtg-generate", "--lm", t / "lm.pt", "--prompts", t / "prompts.jsonl", "--method", "ref",
+           "--scorer", bad[name], "--run-dir", tmp_path / "run")
+    _check(r, tmp_path / "run", {3})
+    assert f"{bad[name]}: {match}" in r.stderr
+
+
+def test_generate_w_range(pk, task, tmp_path):
+    t = task / "task"
+    r = pk("rgtg-generate", "--lm", t / "lm.pt", "--prompts", t / "prompts.jsonl", "--rm", task / "farma" / "rm.pt",
+           "--w", "1e300", "--run-dir", tmp_path / "run")
+    _check(r, tmp_path / "run", {2})
+    assert "--w 1e+300: expected a number in [-1000, 1000]" in r.stderr
+    # the bound itself decodes
+    r = _generate(pk, task, tmp_path / "ok", "--method", "farma", "--w", "1000", "--samples", "1")
+    assert r.exit_code == 0, r.stderr
+
+
+def test_train_rm_min_prefix_longer_than_every_sequence(pk, task, tmp_path):
+    """Refused (exit 2) instead of training no max constraint and reporting a constraint gap of 0.0."""
+    t = task / "task"
+    for loss, extra in (("farma", []), ("bt-prefix", []), ("bt-full", ["--heldout", t / "heldout.jsonl"]),
+                        ("cd-regress", ["--rollouts", t / "rollouts.jsonl"])):
+        r = pk("rgtg-train-rm", "--lm", t / "lm.pt", "--pairs", t / "pairs.jsonl", "--loss", loss, *extra,
+               "--min-prefix", "9", "--run-dir", tmp_path / "run")
+        _check(r, tmp_path / "run", {2})
+        assert "--min-prefix 9 is longer than every sequence of" in r.stderr and "(longest 8 tokens" in r.stderr
+    # a scalar RM uses no prefixes: --min-prefix does not matter
+    r = pk("rgtg-train-rm", "--lm", t / "lm.pt", "--pairs", t / "heldout.jsonl", "--loss", "seq", "--iters", "1",
+           "--d-model", "8", "--heads", "1", "--min-prefix", "9", "--run-dir", tmp_path / "seq", "-q")
+    assert r.exit_code == 0, r.stderr
+
+
+@pytest.mark.parametrize("command, option, text, match", [
+    ("rgtg-generate", "--prompts", '{"prompt": "t1"}\n\n{"text": "t1"}\n', "line 3 has no 'prompt' string"),
+    ("rgtg-generate", "--prompts", '{"prompt": "t1"}\n{"prompt": "zzz"}\n', "line 2: token 'zzz'"),
+    ("rgtg-generate", "--prompts", '{"prompt": ""}\n', "line 1 has an empty prompt"),
+    ("rgtg-generate", "--prompts", '[1]\n', "line 1 is not a JSON object"),
+    ("rgtg-train-rm", "--pairs", '\n{"prompt": "t1", "chosen": "t2", "rejected": "t2"}\n', "line 2: chosen and rejected"),
+])
+def test_jsonl_errors_name_the_file_line(pk, task, tmp_path, command, option, text, match):
+    """1-based file lines, blank lines counted, as paperkit's other JSONL errors (the rgtg ones said 'row 0')."""
+    t = task / "task"
+    f = tmp_path / "in.jsonl"
+    f.write_text(text)
+    args = {"rgtg-generate": ["--lm", t / "lm.pt", "--prompts", t / "prompts.jsonl", "--method", "ref"],
+            "rgtg-train-rm": ["--lm", t / "lm.pt", "--pairs", t / "pairs.jsonl"]}[command]
+    args[args.index(option) + 1] = f
+    r = pk(command, *args, "--run-dir", tmp_path / "run")
+    _check(r, tmp_path / "run", {3})
+    assert f"{f}: {match}" in r.stderr
 
 
 def test_toy_bad_lengths(pk, tmp_path):

@@ -45,7 +45,7 @@ def cli(runs: tuple[str, ...], plot: str | None, **_: object) -> None:
     from paperkit_cli import runtime
 
     settings = runtime.settings(ReportSettings)
-    inputs = prepare_report(settings, runs)
+    inputs = prepare_report(settings, runs, plot=plot)
     rows, labels = execute_report(inputs), inputs.labels
     if settings.fmt in ("table", "markdown"):
         sys.stdout.write(report.render_text(rows, labels, markdown=settings.fmt == "markdown"))

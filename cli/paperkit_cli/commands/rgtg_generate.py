@@ -25,13 +25,14 @@ SETTINGS = "paperkit.methods.rgtg.run:GenerateSettings"
 @click.option("--k", type=click.IntRange(min=1), default=10, show_default=True,
               help="Top-k candidates per token (1 <= k <= vocabulary).")
 @click.option("--w", type=options.FiniteFloat(), default=1.0, show_default=True,
-              help="Reward weight: s(a) = LM logit(a) + w r(a | prefix) (ARGS/PARGS: log pi_ref(a) + w r(prefix, a)).")
+              help="Reward weight, in [-1000, 1000]: s(a) = LM logit(a) + w r(a | prefix) (ARGS/PARGS: log pi_ref(a) + "
+                   "w r(prefix, a)).")
 @click.option("--val-prompts", type=click.Path(dir_okay=False, path_type=str), default=None, metavar="JSONL",
               help="Validation prompts (rgtg-toy's val_prompts.jsonl): farma, cd, args and pargs each decode them "
                    "once at every --w-grid value and keep the w with the highest mean --scorer score for the test "
                    "--prompts (the RM's score scale is arbitrary, so w is a tuned hyperparameter).")
 @click.option("--w-grid", type=options.ListOf(options.FiniteFloat()), default="1,2,5,10,20,50", show_default=True,
-              metavar="LIST", help="Values of w searched on --val-prompts.")
+              metavar="LIST", help="Values of w searched on --val-prompts (each in [-1000, 1000]).")
 @click.option("--max-new", type=click.IntRange(min=1, max=100_000), default=10, show_default=True,
               help="New tokens per generation (fewer if the tokenizer's EOS comes first).")
 @click.option("--decode", type=click.Choice(["sample", "greedy"]), default="sample", show_default=True,

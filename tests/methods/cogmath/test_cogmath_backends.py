@@ -141,8 +141,24 @@ def test_shell_backend_answers_errors_and_timeouts(script, tmp_path):
     assert out[1].text is None and "exit status 3" in out[1].error and "oops" in out[1].error
     assert out[2].text is None and "timed out" in out[2].error
     assert not marker.exists()
-    with pytest.raises(backends.BackendFatal, match="not found"):
-        backends.ShellBackend("no-such-program-xyz").complete(["x"])
+    # a program that cannot run is refused when the backend is built (before a run dir exists)
+    with pytest.raises(UsageError, match="'no-such-program-xyz' not found on PATH"):
+        backends.ShellBackend("no-such-program-xyz")
+    plain = tmp_path / "plain.sh"
+    plain.write_text("#!/bin/sh\necho 1\n")
+    with pytest.raises(UsageError, match="is not executable"):
+        backends.ShellBackend([str(plain)])
+    with pytest.raises(UsageError, match="not found"):
+        backends.ShellBackend([str(tmp_path)])  # a directory is not a program
+
+
+def test_shell_backend_undecodable_output_is_replaced(tmp_path):
+    """A program printing bytes that are not UTF-8 gives an answer with U+FFFD, not a crash (exit 70)."""
+    prog = tmp_path / "bin.sh"
+    prog.write_text('#!/bin/sh\ncat >/dev/null\nprintf "\\377\\376 #### 4\\n"\n')
+    prog.chmod(prog.stat().st_mode | stat.S_IXUSR)
+    out = backends.ShellBackend([str(prog)]).complete(["x"])
+    assert out[0].error is None and out[0].text == "\ufffd\ufffd #### 4"
 
 
 def test_shell_backend_through_evaluate_and_replay(script, rows, tmp_path):

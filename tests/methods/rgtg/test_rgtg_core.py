@@ -56,6 +56,34 @@ def test_call_accounting(k):
     assert (c.lm_calls, c.rm_calls) == (18 * k, 3 * k)
 
 
+@pytest.mark.parametrize("method, w, poison", [
+    ("farma", 1e300, False),  # w x RM score overflows to inf/NaN: torch.multinomial raised a RuntimeError (exit 70)
+    ("args", 1e300, False),
+    ("farma", 1.0, True),  # an RM with NaN weights
+    ("args", 1.0, True),
+    ("ref", 1.0, "lm"),
+])
+def test_decode_refuses_non_finite_scores(method, w, poison):
+    from paperkit.core.errors import InputError
+
+    lm, r = _models()
+    if poison:
+        with torch.no_grad():
+            (lm if poison == "lm" else r).head.weight.fill_(float("nan"))
+    with pytest.raises(InputError, match="not finite"):
+        decode.generate(lm, torch.randint(0, 20, (2, 3)), 2, method=method, rm=r, k=5, w=w)
+    with pytest.raises(InputError, match="not finite"):
+        decode.generate(lm, torch.randint(0, 20, (2, 3)), 2, method=method, rm=r, k=5, w=w, greedy=True)
+
+
+def test_decode_accepts_impossible_tokens():
+    """-inf for some tokens (a Markov chain's impossible successors) is a valid score, not an error."""
+    log_trans = torch.log(torch.tensor([[0.0, 0.5, 0.5], [0.5, 0.0, 0.5], [0.5, 0.5, 0.0]]))
+    out, _ = decode.generate(rm.MarkovLM(log_trans), torch.tensor([[0], [1]]), 4, method="ref", k=3)
+    seq = torch.cat([torch.tensor([[0], [1]]), out], 1)
+    assert (seq[:, 1:] != seq[:, :-1]).all()
+
+
 @pytest.mark.parametrize("scalar", [False, True])
 def test_args_batched_over_cached_prefix_equals_loop(scalar):
     """Scoring the k candidates in one forward over the RM's KV cache of the (left-padded) prefix gives the

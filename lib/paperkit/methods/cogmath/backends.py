@@ -28,6 +28,7 @@ import logging
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
@@ -344,6 +345,7 @@ class ShellBackend(Backend):
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not argv:
             raise UsageError("the shell backend needs --cmd 'PROGRAM ARGS...'")
+        _check_program(argv[0])
         self.argv = argv
         self.timeout = timeout
         self._live: set[subprocess.Popen] = set()
@@ -355,8 +357,10 @@ class ShellBackend(Backend):
         # wrapper script's children (sh -c '...; python model.py') would otherwise keep running, one per
         # timed-out prompt, after subprocess.run had killed only the wrapper.
         try:
+            # a program may print any bytes: undecodable ones become U+FFFD (the answer is then scored as
+            # text), never an exception that ends the run
             proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, start_new_session=True)
+                                    text=True, encoding="utf-8", errors="replace", start_new_session=True)
         except FileNotFoundError as e:
             raise BackendFatal(f"--cmd: program {self.argv[0]!r} not found") from e
         except PermissionError as e:
@@ -387,6 +391,16 @@ class ShellBackend(Backend):
             live = list(self._live)
         for proc in live:
             _kill_group(proc)
+
+
+def _check_program(program: str) -> None:
+    """Refuse a --cmd program that cannot be run, before a run dir exists (the same search as Popen: a
+    name without a slash is looked up on PATH, a path must be an executable file)."""
+    if shutil.which(program) is not None:
+        return
+    if os.sep in program and os.path.isfile(program):
+        raise UsageError(f"--cmd: program {program!r} is not executable")
+    raise UsageError(f"--cmd: program {program!r} not found" + ("" if os.sep in program else " on PATH"))
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,7 +25,60 @@ def load_summary(run: str | os.PathLike) -> dict[str, Any]:
     data = io.read_json(path)
     if not isinstance(data, dict) or any(k not in data for k in SUMMARY_KEYS):
         raise InputError(f"{path}: not a cogmath-eval summary (needs {', '.join(SUMMARY_KEYS)})")
+    check_summary(data, path)
     return data
+
+
+def _is_number(v: Any) -> bool:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an integer beyond float range (JSON allows 1e400 written out as digits)
+        return False
+
+
+def check_summary(data: dict[str, Any], path: str | os.PathLike) -> None:
+    """Every value the report prints or plots has the type and range cogmath-eval writes: a hand-edited
+    or foreign summary would otherwise crash the table or print rates such as 750% or nan."""
+
+    def bad(key: str, value: Any, expected: str) -> InputError:
+        shown = repr(value)[:60] if not isinstance(value, float) else f"{value:g}"
+        return InputError(f"{path}: {key} = {shown}; expected {expected}")
+
+    def count(key: str, value: Any) -> None:
+        if not (_is_number(value) and float(value).is_integer() and value >= 0):
+            raise bad(key, value, "a whole number >= 0")
+
+    def rate(key: str, value: Any, lo: float = 0.0) -> None:
+        # None: no problem had a base for this rate (see scoring.summarize)
+        if value is not None and not (_is_number(value) and lo <= value <= 1):
+            raise bad(key, value, f"a fraction in [{lo:g}, 1] or null")
+
+    def table(key: str, value: Any, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if not isinstance(value, dict):
+            raise bad(key, value, f"an object with keys {', '.join(names)}")
+        for n in names:
+            if not isinstance(value.get(n), dict):
+                raise InputError(f"{path}: {key}.{n} is {'missing' if n not in value else 'not an object'}; "
+                                 "expected an object with its rpr")
+            if "rpr" not in value[n]:
+                raise InputError(f"{path}: {key}.{n} has no key rpr")
+        return value
+
+    count("n_problems", data["n_problems"])
+    if "n_errors" in data:
+        count("n_errors", data["n_errors"])
+    rate("accuracy", data["accuracy"])
+    rate("pass_rate", data["pass_rate"])
+    rate("overestimation", data["overestimation"], lo=-1.0)  # accuracy - pass rate
+    dims = table("dimensions", data["dimensions"], [str(d.index) for d in DIMENSIONS[1:]])
+    for d in DIMENSIONS[1:]:
+        rate(f"dimensions.{d.index}.rpr", dims[str(d.index)]["rpr"])
+        rate(f"dimensions.{d.index}.pass_rate", dims[str(d.index)].get("pass_rate"))
+    stages = table("stages", data["stages"], [str(k) for k in STAGES])
+    for k in STAGES:
+        rate(f"stages.{k}.rpr", stages[str(k)]["rpr"])
 
 
 UNITS = {"%": "percent of problems (0-100)", "points": "percentage points", "count": "a count"}

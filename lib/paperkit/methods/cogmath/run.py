@@ -385,10 +385,14 @@ class ReportInputs:
     files: list[str]
 
 
-def prepare_report(settings: ReportSettings, runs: Sequence[str | os.PathLike]) -> ReportInputs:
-    """Each run's summary.json, and one distinct column name per run."""
+def prepare_report(settings: ReportSettings, runs: Sequence[str | os.PathLike], *,
+                   plot: str | os.PathLike | None = None) -> ReportInputs:
+    """Each run's summary.json, and one distinct column name per run; ``plot`` (the --plot path) must
+    name a PNG, since a PNG is what is written there."""
     from paperkit.methods.cogmath.report import load_summary
 
+    if plot is not None and not str(plot).lower().endswith(".png"):
+        raise UsageError(f"--plot {str(plot)!r} must end in .png")
     summaries = [load_summary(r) for r in runs]
     labels = list(settings.names) if settings.names else [Path(r).resolve().name for r in runs]
     if len(labels) != len(runs):

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
+from paperkit.core.errors import InputError
+
 from .rm import ScalarRM, score_sequences
 
 METHODS = ("ref", "farma", "cd", "args", "pargs", "best-of-n")
@@ -29,7 +31,17 @@ class Counters:
     seconds: float = 0.0
 
 
-def _select(scores, k, greedy, gen):
+def check_scores(scores, what: str) -> None:
+    """Refuse scores that pick no token: NaN or +inf anywhere (softmax turns them to NaN, argmax to an arbitrary
+    token), or a row that is -inf throughout. -inf for some tokens is fine (a Markov LM's impossible successors)."""
+    bad = torch.isnan(scores).any() | torch.isposinf(scores).any() | torch.isneginf(scores.amax(-1)).any()
+    if bad:  # one device sync per step
+        raise InputError(f"{what} are not finite (NaN or inf); the model file gives non-finite outputs, or w is "
+                         "too large for the scale of its scores")
+
+
+def _select(scores, k, greedy, gen, what="the LM's next-token logits"):
+    check_scores(scores, what)
     top, idx = scores.topk(k, dim=-1)
     if greedy:
         return idx[:, 0]
@@ -81,7 +93,8 @@ def generate(lm, prompts, max_new: int, *, method: str = "farma", rm=None, k: in
         elif method in ONE_CALL:
             r_logits, rm_cache = rm(rm_in, pad_left=pad_left, cache=rm_cache) if use_cache else rm(seqs, pad_left=pad_left)
             counters.rm_calls += n_active
-            nxt = _select(logits + w * r_logits[:, -1], k, greedy, gen)
+            nxt = _select(logits + w * r_logits[:, -1], k, greedy, gen,
+                          f"the guided next-token scores (LM logit + w x RM score, w = {w:g})")
         elif method in K_CALLS:
             cand = logits.topk(k, -1).indices  # (B, k)
             if score_impl == "batched":
@@ -92,6 +105,7 @@ def generate(lm, prompts, max_new: int, *, method: str = "farma", rm=None, k: in
                                       for j in range(k)], 1)
             counters.rm_calls += n_active * k
             combined = torch.log_softmax(logits, -1).gather(1, cand) + w * scores
+            check_scores(combined, f"the guided candidate scores (log pi_ref + w x RM score, w = {w:g})")
             pick = combined.argmax(1) if greedy else torch.multinomial(torch.softmax(combined, -1), 1, generator=gen)[:, 0]
             nxt = cand.gather(1, pick.reshape(-1, 1)).squeeze(1)
         else:
@@ -136,6 +150,7 @@ def best_of_n(lm, prompts, max_new: int, *, rm, n: int, k: int = 10, seed: int =
     pads = None if pad_left is None else pad_left.repeat_interleave(n)
     out, c = generate(lm, rep, max_new, method="ref", k=k, seed=seed, pad_left=pads, eos_id=eos_id)
     scores = score_sequences(rm, torch.cat([rep, out], 1), pad_left=pads).reshape(len(prompts), n)
+    check_scores(scores, "best-of-n: the RM's sequence scores")
     c.rm_calls += len(rep)
     best = scores.argmax(1)
     c.seconds = time.perf_counter() - t0

@@ -279,9 +279,25 @@ def prepare_train_rm(s: TrainRmSettings, *, lm_path, pairs, heldout=None, prefix
     longest = max(int(x.lengths.max()) for x in (ch, rj, pre, ro) if x is not None)
     if longest > 4096:
         raise InputError(f"{pairs}: a sequence has {longest} tokens; our RM's positions stop at 4096")
+    _check_min_prefix(s, [(prefixes or pairs, pre.lengths) if s.loss == "farma" else None,
+                          # a pair's prefixes are scored up to its shorter response
+                          (pairs, torch.minimum(ch.lengths, rj.lengths)) if s.loss == "bt-prefix" else None,
+                          (rollouts, ro.lengths) if s.loss == "cd-regress" else None,
+                          (heldout, hc.lengths) if hc is not None and s.loss != "seq" else None])
     return TrainRmInputs(s, lm, ch, rj, hc, hr, pre, ro, rw,
                          [p for p in (lm_path, pairs, heldout, prefixes, rollouts) if p is not None],
                          resolve_device(s.device))
+
+
+def _check_min_prefix(s: TrainRmSettings, used) -> None:
+    """The prefix losses and the held-out constraint gap score only prefixes of >= --min-prefix tokens: a file
+    with none would train nothing and report a gap of 0 (a perfectly met constraint) instead of no measurement.
+    ``used``: (path, sequence lengths) of each file --min-prefix applies to, None where it does not."""
+    for path, lengths in filter(None, used):
+        longest = int(lengths.max())
+        if s.min_prefix > longest:
+            raise UsageError(f"--min-prefix {s.min_prefix} is longer than every sequence of {path} (longest "
+                             f"{longest} tokens, prompt included); give --min-prefix {longest} or less")
 
 
 def build_rm(s: TrainRmSettings, vocab: int, max_len: int):
@@ -374,6 +390,9 @@ class GenerateInputs:
 
 
 W_METHODS = decode.ONE_CALL + decode.K_CALLS  # the methods whose decoding uses w
+# |w| bound: at 1000 the RM already outweighs any LM logit; far larger w overflows LM logit + w r to inf/NaN
+# (in float32 near 1e36, in a half-precision model's scores near 1e4 x r) and sampling has no distribution
+W_MAX = 1e3
 
 
 def parse_methods(items) -> list[tuple[str, str | None]]:
@@ -393,10 +412,10 @@ def prepare_generate(s: GenerateSettings, *, lm_path, prompts, rm_path=None, sco
                      val_prompts=None) -> GenerateInputs:
     import math
 
-    if not math.isfinite(s.w):
-        raise UsageError(f"--w {s.w}: expected a finite number")
-    if not s.w_grid or not all(math.isfinite(w) for w in s.w_grid):
-        raise UsageError(f"--w-grid {s.w_grid}: expected finite numbers")
+    if not (math.isfinite(s.w) and abs(s.w) <= W_MAX):
+        raise UsageError(f"--w {s.w:g}: expected a number in [-{W_MAX:g}, {W_MAX:g}]")
+    if not s.w_grid or not all(math.isfinite(w) and abs(w) <= W_MAX for w in s.w_grid):
+        raise UsageError(f"--w-grid {','.join(f'{w:g}' for w in s.w_grid)}: expected numbers in [-{W_MAX:g}, {W_MAX:g}]")
     if val_prompts is None and s.w_grid != GenerateSettings.w_grid:
         raise UsageError("--w-grid is searched on --val-prompts: give --val-prompts JSONL (or a single --w)")
     if val_prompts is not None and scorer is None:

@@ -4,6 +4,7 @@ and the JSONL inputs (prompts; prompt/chosen/rejected pairs; prompt/response pre
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,35 +188,52 @@ def check_same_vocab(lm: Loaded, rm: Loaded, lm_path, rm_path) -> None:
 
 
 # ------------------------------------------------------------------------------------------- JSONL inputs
-def _rows(path, fields: tuple[str, ...], what: str) -> list[dict]:
+def _finite(x) -> bool:
+    """A JSON number that is a finite float (not a bool, NaN, inf, or an integer beyond float range)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
+def _rows(path, fields: tuple[str, ...], what: str) -> list[tuple[str, dict]]:
+    """(where, row) per JSON line: ``where`` names the file and its 1-based line, blank lines counted, as the
+    rest of paperkit's errors do."""
     io.require_file(path)
-    rows = io.read_jsonl(path)
+    with io.text_reader(path) as f:
+        lines = f.readlines()
+    rows = io.parse_jsonl_stream(lines, io.display_name(path))
     if not rows:
         raise InputError(f"{path}: no {what} (the file is empty)")
-    for i, r in enumerate(rows):
+    numbers = [n for n, line in enumerate(lines, start=1) if line.strip()]  # parse_jsonl_stream skips blank lines
+    out = []
+    for n, r in zip(numbers, rows, strict=True):
+        where = f"{path}: line {n}"
         if not isinstance(r, dict):
-            raise InputError(f"{path}: row {i} is not a JSON object")
+            raise InputError(f"{where} is not a JSON object")
         for f in fields:
             if not isinstance(r.get(f), str):
-                raise InputError(f"{path}: row {i} has no '{f}' string (each row needs {', '.join(fields)})")
-    return rows
+                raise InputError(f"{where} has no '{f}' string (each line needs {', '.join(fields)})")
+        out.append((where, r))
+    return out
 
 
 def read_prompts(path, vocab) -> list[list[int]]:
-    rows = _rows(path, ("prompt",), "prompts")
-    out = [vocab.encode(r["prompt"], f"{path}: row {i}") for i, r in enumerate(rows)]
-    empty = next((i for i, p in enumerate(out) if not p), None)
-    if empty is not None:
-        raise InputError(f"{path}: row {empty} has an empty prompt")
+    out = []
+    for where, r in _rows(path, ("prompt",), "prompts"):
+        ids = vocab.encode(r["prompt"], where)
+        if not ids:
+            raise InputError(f"{where} has an empty prompt")
+        out.append(ids)
     return out
 
 
 def read_pairs(path, vocab) -> tuple[Seqs, Seqs]:
     """prompt + chosen and prompt + rejected, as token sequences."""
-    rows = _rows(path, ("prompt", "chosen", "rejected"), "pairs")
     chosen, rejected = [], []
-    for i, r in enumerate(rows):
-        where = f"{path}: row {i}"
+    for where, r in _rows(path, ("prompt", "chosen", "rejected"), "pairs"):
         p = vocab.encode(r["prompt"], where)
         c, j = p + vocab.encode(r["chosen"], where), p + vocab.encode(r["rejected"], where)
         if c == j:
@@ -229,18 +247,15 @@ def read_pairs(path, vocab) -> tuple[Seqs, Seqs]:
 
 def read_sequences(path, vocab, *, reward: bool = False) -> tuple[Seqs, np.ndarray | None]:
     """prompt + response rows (prefixes; with ``reward``, pi_ref rollouts and their rewards)."""
-    fields = ("prompt", "response")
-    rows = _rows(path, fields, "sequences")
     seqs, rewards = [], []
-    for i, r in enumerate(rows):
-        where = f"{path}: row {i}"
+    for where, r in _rows(path, ("prompt", "response"), "sequences"):
         s = vocab.encode(r["prompt"], where) + vocab.encode(r["response"], where)
         if len(s) < 2:
             raise InputError(f"{where}: prompt + response must have at least 2 tokens")
         seqs.append(s)
         if reward:
             v = r.get("reward")
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+            if not _finite(v):
                 raise InputError(f"{where}: 'reward' must be a finite number, got {v!r}")
             rewards.append(float(v))
     return Seqs.from_lists(seqs), (np.array(rewards) if reward else None)
@@ -270,4 +285,24 @@ def read_true_reward(path) -> dict:
     obj = io.read_json(path)
     if not isinstance(obj, dict) or obj.get("kind") != "toy-lexicon-bigram":
         raise UsageError(f"{path}: not a toy reward spec (rgtg-toy's reward.json); give an RM.pt to --scorer")
+    # the scores index these arrays by token id: a short lexicon or a bad pair crashed, NaN gave NaN scores,
+    # and a negative index silently rewarded another token
+    vocab = obj.get("vocab")
+    if not isinstance(vocab, list) or not vocab or not all(isinstance(t, str) for t in vocab):
+        raise InputError(f"{path}: vocab must be a non-empty list of token strings")
+    v = len(vocab)
+    lexicon = obj.get("lexicon")
+    if not isinstance(lexicon, list) or len(lexicon) != v:
+        got = f"has {len(lexicon)} weights" if isinstance(lexicon, list) else f"is {type(lexicon).__name__}"
+        raise InputError(f"{path}: lexicon {got}; expected a list of {v} numbers, one per vocab token")
+    for i, x in enumerate(lexicon):
+        if not _finite(x):
+            raise InputError(f"{path}: lexicon[{i}] = {repr(x)[:60]}; expected a finite number")
+    bigrams = obj.get("bigrams")
+    if not isinstance(bigrams, list):
+        raise InputError(f"{path}: bigrams must be a list of [a, b] token-index pairs")
+    for i, pair in enumerate(bigrams):
+        if not (isinstance(pair, list) and len(pair) == 2
+                and all(isinstance(a, int) and not isinstance(a, bool) and 0 <= a < v for a in pair)):
+            raise InputError(f"{path}: bigrams[{i}] = {repr(pair)[:60]}; expected a pair [a, b] of token indices in [0, {v})")
     return obj
