@@ -231,3 +231,134 @@ def test_cli_method_list_matches_the_library():
     from paperkit_cli.commands._ldsmc_common import METHODS as CLI_METHODS
 
     assert CLI_METHODS == METHODS
+
+
+@pytest.fixture(scope="module")
+def bad_models(model, tmp_path_factory):
+    """Copies of the tiny model folder, each with one bad field (from the audit: all were exit 70)."""
+    import shutil
+
+    import torch
+
+    d, _ = model
+    root = tmp_path_factory.mktemp("ldsmc_bad_models")
+    c = dict(np.load(d / "classifier.npz"))
+    v = torch.load(d / "vae.pt", weights_only=True)
+    m = torch.load(d / "ldm.pt", weights_only=True)
+    cases = {
+        "noW1": ("classifier.npz", {k: x for k, x in c.items() if k != "W1"}, "no W1 array"),
+        "clfshape": ("classifier.npz", dict(c, W2=c["W2"][:3]), "W2 has shape (3, 10)"),
+        "clfnan": ("classifier.npz", dict(c, W1=c["W1"] * np.nan), "'W1' hold NaN"),
+        "vaecfg": ("vae.pt", dict(v, config=dict(v["config"], bogus=1)), "unknown key(s) ['bogus']"),
+        "vaewidth": ("vae.pt", dict(v, config=dict(v["config"], width=10**9)), "config.width = 1000000000"),
+        "noshift": ("vae.pt", {k: x for k, x in v.items() if k != "shift"}, "no 'shift' entry"),
+        "scale0": ("vae.pt", dict(v, scale=torch.zeros(())), "scale = 0.0 is out of range"),
+        "vaenan": ("vae.pt", dict(v, state_dict={k: x * np.nan for k, x in v["state_dict"].items()}), "NaN"),
+        "schedT": ("ldm.pt", dict(m, schedule=dict(m["schedule"], T=-5)), "schedule.T = -5"),
+        "schedbeta": ("ldm.pt", dict(m, schedule=dict(m["schedule"], beta_end=5.0)), "schedule.beta_end = 5.0"),
+        "ldmwidth": ("ldm.pt", dict(m, config=dict(m["config"], width=7)), "do not match the model's shapes"),
+    }
+    out = {}
+    for name, (file, content, message) in cases.items():
+        folder = root / name
+        folder.mkdir()
+        for f in ("vae.pt", "ldm.pt", "classifier.npz"):
+            shutil.copy(d / f, folder / f)
+        if file.endswith(".npz"):
+            np.savez(folder / file, **content)
+        else:
+            torch.save(content, folder / file)
+        out[name] = (folder, file, message)
+    return out
+
+
+def test_bad_model_folder_contents_exit_3_before_the_run_dir(bad_models, pk, tmp_path):
+    """Every field loaded from --model is checked in prepare: exit 3, one line naming the file and the field,
+    no run dir (they were exit 70, several after the run dir existed)."""
+    for name, (folder, file, message) in bad_models.items():
+        for command, extra in (("ldsmc-restore", []), ("ldsmc-bench", ["--methods", "lsq"])):
+            out = tmp_path / f"{command}_{name}"
+            r = pk(command, "--model", folder, *extra, "--particles", "2", "--n-images", "2", *FAST, "--run-dir", out)
+            assert r.exit_code == 3, (name, command, r.exit_code, r.stderr)
+            lines = r.stderr.strip().splitlines()
+            assert len(lines) == 1 and f"{folder / file}: " in lines[0] and message in lines[0], (name, r.stderr)
+            assert not out.exists(), name
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--sweep", "kappa1", "--values", "1e30"], "--kappa1"),   # ran with κ1 = 1e30, exit 0
+    (["--sweep", "rho", "--values", "0.5,1.5"], "--rho"),
+    (["--sweep", "particles", "--values", "0"], "--particles"),
+    (["--values", "1,2"], "--sweep"),                          # --values without --sweep was ignored
+    (["--n-images", "1000000000000"], "test split has 205 images"),  # was silently clamped to 205
+])
+def test_bench_sweep_values_keep_the_options_ranges(model, pk, tmp_path, args, text):
+    d, _ = model
+    r = pk("ldsmc-bench", "--model", d, "--methods", "lsq", "--particles", "1", "--n-images", "2", "--steps", "1",
+           "--lsq-iters", "1", "-j", "1", "-q", *args, "--run-dir", tmp_path / "r")
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert text in r.stderr and ("--values" in r.stderr or "--n-images" in r.stderr), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "r").exists()
+
+
+def test_sweep_ranges_match_the_options(model):
+    """The library's sweep ranges are the CLI options' own (gibbs 10^9 ran until killed)."""
+    import math
+
+    from paperkit.core.errors import UsageError
+    from paperkit.methods.ldsmc.run import SWEEP_RANGES, LdsmcBenchSettings, prepare_ldsmc_restore
+    from paperkit_cli.main import load_command
+
+    params = {p.name: p.type for p in load_command("ldsmc-bench").params}
+    for name, (low, high) in SWEEP_RANGES.items():
+        t = params[name]
+        assert (t.min, t.max if t.max is not None and math.isfinite(t.max) else None) == (low, high), name
+    d, _ = model
+    with pytest.raises(UsageError, match="--values 1000000000: gibbs must lie in"):
+        prepare_ldsmc_restore(LdsmcBenchSettings(sweep="gibbs", values=(1e9,), n_images=1), d)
+
+
+def test_sweep_values_that_print_alike_get_their_own_stage(model):
+    """0.1 and 0.1000001 were both 'rho=0.1' (one checkpoint, one result reused); ordinary values keep their
+    names (older run dirs resume)."""
+    from paperkit.methods.ldsmc.run import LdsmcBenchSettings, _stage_name, prepare_ldsmc_restore
+
+    d, _ = model
+    inputs = prepare_ldsmc_restore(LdsmcBenchSettings(sweep="rho", values=(0.1, 0.1000001, 0.25), n_images=1), d)
+    names = [name for name, _, _ in inputs.entries]
+    assert names == ["rho=0.1", "rho=0.1000001", "rho=0.25"]
+    assert len({_stage_name(n) for n in names}) == 3
+    inputs = prepare_ldsmc_restore(LdsmcBenchSettings(sweep="particles", values=(1.0, 1000000.0), n_images=1), d)
+    assert [name for name, _, _ in inputs.entries] == ["particles=1", "particles=1000000"]
+
+
+def test_train_without_a_gpu_refuses_cuda_up_front(pk, tmp_path, monkeypatch):
+    """--device cuda with no GPU was exit 1 after the run dir was created."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    r = pk("ldsmc-train", *TRAIN, "--device", "cuda", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 2 and "--device cuda" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_train_iterations_have_an_upper_bound(pk, tmp_path):
+    """--vae-iters/--ldm-iters 10^12 ran until killed: bounded far above the examples' 1500 and 4000."""
+    from paperkit_cli.main import load_command
+
+    params = {p.name: p.type for p in load_command("ldsmc-train").params}
+    assert params["vae_iters"].max is not None and params["ldm_iters"].max is not None  # first: else it hangs
+    assert min(params["vae_iters"].max, params["ldm_iters"].max) >= 100_000
+    for opt in ("--vae-iters", "--ldm-iters"):
+        r = pk("ldsmc-train", *TRAIN, opt, str(10**12), "--run-dir", tmp_path / "r")
+        assert r.exit_code == 2 and opt in r.stderr and not (tmp_path / "r").exists(), r.stderr
+
+
+def test_restore_one_image_has_no_frechet_distance(model, pk, tmp_path):
+    """One digits image: the Fréchet distance (a covariance) is left out; it was NaN, then exit 70."""
+    d, _ = model
+    r = pk("ldsmc-restore", "--model", d, "--n-images", "1", "--particles", "1", "--steps", "1", "-j", "1", "-q",
+           "--run-dir", tmp_path / "r")
+    assert r.exit_code == 0, r.stderr
+    m = read_json(tmp_path / "r" / "metrics.json")
+    assert "fd" not in m and "accuracy" in m

@@ -323,6 +323,8 @@ def test_boundary_candidates_without_modality_exit_2(pk, tmp_path):
     ("heads: grid\n", "expected a list of head types"),
     ("text_prefix: -4\n", "text_prefix = -4"),
     ("noise: .nan\n", "expected a finite number"),
+    ("noise: 1.0e+300\n", "noise = 1e+300 is out of range"),  # passed the check, then overflowed float32
+    ("sharpness: 1.0e+30\n", "sharpness = 1e+30 is out of range"),
     ("colour: red\n", "unknown key(s) ['colour']"),
     ("- frames\n", "expected a mapping"),
     ("frames: [\n", "invalid YAML"),
@@ -334,6 +336,73 @@ def test_synthetic_spec_with_bad_content_exits_3(pk, tmp_path, content, message)
         r = pk(command, "--synthetic", p, *extra)
         assert r.exit_code == 3, (command, r.exit_code, r.stderr)
         assert message in r.stderr and str(p) in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def _pattern_doc(**entry_over):
+    """A patterns document for 2 heads of 1 layer, as mm-prefill-search writes it."""
+    entry = {"pattern": "a_shape", "params": {"local": 16, "sink": 4}, "density": 0.3, "score": 0.9}
+    doc = {"format": "paperkit.mm_prefill.patterns", "version": 1, "heads": 2, "layers_count": 1, "block_size": 16,
+           "density": 0.3, "tokens": 128, "layers": {"0": {"0": {**entry, **entry_over}, "1": dict(entry)}}}
+    return doc
+
+
+@pytest.mark.parametrize("case,message", [
+    ("sink_str", "layer 0 head 0: params.sink = 'abc'"),             # was exit 70 (TypeError)
+    ("sink_neg", "layer 0 head 0: params.sink = -5"),                 # was exit 70 (RuntimeError)
+    ("sink_huge", "params.sink = 1000000000000; expected a whole number in [0, 128]"),  # was density 1.0, exit 0
+    ("phase", "params.phase = 9 is not below params.stride = 4"),
+    ("params_list", "params = [1]; expected an object"),
+    ("no_head", "layer 0 has no entry for head 1"),                   # was found after the run dir existed
+    ("boundary", "pattern 'q_boundary' needs the tokens' modality"),  # likewise
+    ("layers_count", "no patterns for layer 1; the tensors have 2 layer(s)"),  # was found mid-run
+    ("heads_str", "heads = '2'; expected a positive integer"),        # was "for 2 heads, the tensors have 2"
+])
+def test_bad_pattern_entries_exit_3_before_the_run_dir(pk, tmp_path, case, message):
+    doc = {"sink_str": _pattern_doc(params={"sink": "abc"}), "sink_neg": _pattern_doc(params={"sink": -5}),
+           "sink_huge": _pattern_doc(params={"sink": 10**12}),
+           "phase": _pattern_doc(pattern="grid", params={"stride": 4, "phase": 9}),
+           "params_list": _pattern_doc(params=[1]), "boundary": _pattern_doc(pattern="q_boundary")}.get(case)
+    doc = doc or _pattern_doc()
+    shape = (2, 128, 16)
+    if case == "no_head":
+        del doc["layers"]["0"]["1"]
+    elif case == "layers_count":
+        doc["layers_count"], shape = 5, (2, 2, 128, 16)
+    elif case == "heads_str":
+        doc["heads"] = "2"
+    pf = tmp_path / "pat.json"
+    pf.write_text(json.dumps(doc))
+    path = qkv_file(tmp_path, shape=shape)
+    r = pk("mm-prefill", "--qkv", path, "--patterns", pf, "--device", "cpu", "--block-size", "16",
+           "--run-dir", tmp_path / "out", "-q")
+    assert r.exit_code == 3, (r.exit_code, r.stderr)
+    assert r.stderr.startswith(f"paperkit mm-prefill: error: {pf}: ") and message in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_good_pattern_entries_still_apply(pk, tmp_path):
+    """The checks keep what the search writes: a grid entry with stride and phase, a dense head, boundary
+    patterns on data with a modality array."""
+    doc = _pattern_doc(pattern="grid", params={"stride": 8, "phase": 3, "sink": 4})
+    doc["layers"]["0"]["1"] = {"pattern": "q_boundary", "params": {"sink": 4, "stride": 0, "phase": 0}}
+    pf = tmp_path / "pat.json"
+    pf.write_text(json.dumps(doc))
+    path = qkv_file(tmp_path, shape=(2, 128, 16), modality=np.r_[np.zeros(64), np.ones(64)].astype(np.int8))
+    r = pk("mm-prefill", "--qkv", path, "--patterns", pf, "--device", "cpu", "--block-size", "16",
+           "--run-dir", tmp_path / "out", "-q")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["patterns"] == {"grid": 1, "q_boundary": 1}
+
+
+def test_bench_repeats_has_an_upper_bound(pk, tmp_path):
+    """--repeats 10^12 ran until killed and left a run dir: the option is bounded (far above the examples' 5)."""
+    from paperkit_cli.main import load_command
+
+    repeats = next(p for p in load_command("mm-prefill-bench").params if p.name == "repeats")
+    assert repeats.type.max is not None and repeats.type.max >= 100  # checked first: without it the run hangs
+    r = pk("mm-prefill-bench", "--device", "cpu", "--heads", "1", "--dim", "8", "-j", "1", "--n", "128",
+           "--repeats", str(10**12), "--run-dir", tmp_path / "mb")
+    assert r.exit_code == 2 and "--repeats" in r.stderr and not (tmp_path / "mb").exists()
 
 
 def test_absurd_sizes_are_refused_up_front(pk, tmp_path):

@@ -12,8 +12,8 @@ SETTINGS = "paperkit.methods.ldsmc.run:LdsmcTrainSettings"
 @options.command("ldsmc-train", short_help="Train the LD-SMC prior offline: a conv VAE and a latent DDPM.")
 @click.option("--data", type=click.Choice(["digits", "shapes"]), default="digits", show_default=True,
               help="Training images: sklearn digits upsampled to 16×16, or procedurally rendered shapes.")
-@click.option("--vae-iters", type=click.IntRange(min=1), default=1500, show_default=True, help="VAE Adam steps.")
-@click.option("--ldm-iters", type=click.IntRange(min=1), default=4000, show_default=True,
+@click.option("--vae-iters", type=click.IntRange(min=1, max=1_000_000), default=1500, show_default=True, help="VAE Adam steps.")
+@click.option("--ldm-iters", type=click.IntRange(min=1, max=1_000_000), default=4000, show_default=True,
               help="Latent DDPM Adam steps.")
 @click.option("--vae-width", type=click.IntRange(min=4), default=32, show_default=True,
               help="Channels of the VAE's 4×4 and 8×8 stages.")

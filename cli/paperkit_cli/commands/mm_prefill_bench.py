@@ -24,7 +24,7 @@ SETTINGS = "paperkit.methods.mm_prefill.run:MmPrefillBenchSettings"
               show_default=True, help="Tensor dtype (bf16/fp16 are for CUDA).")
 @backend_option
 @options.device_option
-@click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True, help="Timed runs (median).")
+@click.option("--repeats", type=click.IntRange(min=1, max=1000), default=3, show_default=True, help="Timed runs (median).")
 @options.jobs_option
 @memory_option
 @options.seed_option

@@ -127,7 +127,8 @@ def evaluate(res: Restoration, truth: np.ndarray, op: Operator, y: torch.Tensor,
         out["accuracy"] = classifier.accuracy(x, labels)
         feats = classifier.features(x)
         ref = reference_features if reference_features is not None else classifier.features(truth)
-        out["fd"] = metrics.frechet_distance(feats, ref)
+        if len(feats) >= 2 and len(ref) >= 2:  # a covariance needs two images (one gave NaN, then exit 70)
+            out["fd"] = metrics.frechet_distance(feats, ref)
         out["feature_dist"] = float(np.linalg.norm(feats - classifier.features(truth), axis=1).mean())
     if res.particles.shape[1] > 1:
         out.update(metrics.particle_spread(res.particles, observed))

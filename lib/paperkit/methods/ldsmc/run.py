@@ -23,6 +23,10 @@ CLASSIFIER_FILE = "classifier.npz"
 TIMING_KEYS = ("seconds", "seconds_per_image")
 SWEEPABLE = ("particles", "s", "kappa1", "kappa2", "rho", "gibbs", "steps")
 INT_SWEEPS = ("particles", "s", "gibbs", "steps")
+# each swept value gets the range of its own option (--kappa1 etc.; a test compares them with the CLI's)
+SWEEP_RANGES: dict[str, tuple[float, float | None]] = {
+    "particles": (1, None), "s": (0, None), "kappa1": (0, 1e3), "kappa2": (0, 1e3), "rho": (0, 1),
+    "gibbs": (1, 1000), "steps": (1, None)}
 
 
 # ------------------------------------------------------------------------------------------- inputs
@@ -101,11 +105,37 @@ def save_classifier(path: str | Path, classifier) -> None:
     io.write_arrays(path, classifier.weights)
 
 
-def load_classifier(model_dir: str | Path):
+def load_classifier(model_dir: str | Path, n_features: int | None = None):
+    """The digits classifier of a model folder (None if it has none); its arrays are checked for the keys, the
+    shapes (``n_features`` inputs: the prior's pixels) and finiteness, since it is first used after the run
+    dir exists."""
+    from paperkit.core.validate import check_finite_weights
+
     from .metrics import DigitsClassifier
 
     p = Path(model_dir) / CLASSIFIER_FILE
-    return DigitsClassifier.from_arrays(io.read_arrays(p)) if p.exists() else None
+    if not p.exists():
+        return None
+    arrays = io.read_arrays(p)
+    missing = [k for k in ("W1", "b1", "W2", "b2", "classes") if k not in arrays]
+    if missing:
+        raise InputError(f"{p}: no {', '.join(missing)} array(s); expected W1, b1, W2, b2 and classes as "
+                         "'paperkit ldsmc-train' writes them")
+    for k in ("W1", "b1", "W2", "b2", "classes"):
+        if arrays[k].dtype.kind not in "iuf":
+            raise InputError(f"{p}: {k} holds {arrays[k].dtype} values; expected numbers")
+    w1, classes = arrays["W1"], arrays["classes"]
+    if w1.ndim != 2 or classes.ndim != 1 or 0 in (*w1.shape, *classes.shape):
+        name, arr = ("W1", w1) if w1.ndim != 2 or 0 in w1.shape else ("classes", classes)
+        raise InputError(f"{p}: {name} has shape {arr.shape}; expected W1 (pixels, hidden) and classes (classes,)")
+    d = n_features if n_features is not None else w1.shape[0]
+    h, k = w1.shape[1], classes.shape[0]
+    for name, shape in {"W1": (d, h), "b1": (h,), "W2": (h, k), "b2": (k,)}.items():
+        if tuple(arrays[name].shape) != shape:
+            raise InputError(f"{p}: {name} has shape {tuple(arrays[name].shape)}; expected {shape} for {d} "
+                             f"pixels, {h} hidden units and {k} classes")
+    check_finite_weights(arrays, str(p))
+    return DigitsClassifier.from_arrays(arrays)
 
 
 def user_prior(path: str | os.PathLike):
@@ -185,9 +215,15 @@ def train_memory_bytes(s: LdsmcTrainSettings) -> float:
 
 
 def prepare_ldsmc_train(s: LdsmcTrainSettings) -> TrainInputs:
+    from paperkit.core.devices import resolve_device
+    from paperkit.core.errors import ResourceError
     from paperkit.core.resources import MEMORY_FLAG, check_memory
     from paperkit.methods.ldsmc.data import load_dataset
 
+    try:  # here, not in execute: a missing GPU must be refused before the run dir exists
+        resolve_device(s.device)
+    except ResourceError as e:
+        raise UsageError(str(e)) from None
     check_memory(train_memory_bytes(s), f"a VAE of width {s.vae_width} and an ε-network of width {s.ldm_width} "
                  f"at batch size {s.batch_size}", limit_gb=s.max_memory_gb, flag=MEMORY_FLAG)
     x_train, y_train = load_dataset(s.data, "train", s.seed)
@@ -351,7 +387,8 @@ def _load_model(model: str | os.PathLike) -> tuple[Any, Any]:
         return user_prior(model), None
     if not Path(model).exists():
         raise InputError(f"{model}: no such folder; expected one written by 'paperkit ldsmc-train'")
-    return load_prior(model), load_classifier(model)
+    prior = load_prior(model)
+    return prior, load_classifier(model, int(np.prod(prior.image_shape)))
 
 
 def _problem(s: ProblemSettings, prior: Any, classifier: Any, model: Any, images: list[str], mask: Any,
@@ -369,6 +406,9 @@ def _problem(s: ProblemSettings, prior: Any, classifier: Any, model: Any, images
             raise InputError(f"{model}: no built-in test images for this model (trained on {prior.data}, images "
                              f"{prior.image_shape}); pass --images")
         truth, labels = load_dataset(prior.data, "test", seed=0)
+        if s.n_images > len(truth):  # not silently fewer than asked for
+            raise UsageError(f"--n-images {s.n_images}: the {prior.data} test split has {len(truth)} images; use "
+                             f"--n-images {len(truth)} or fewer, or pass --images")
         truth, labels = truth[:s.n_images], labels[:s.n_images]
         if prior.data != "digits":
             labels = None  # the classifier metrics are for digits
@@ -408,6 +448,8 @@ def prepare_ldsmc_restore(s: ProblemSettings, model: str | os.PathLike, images: 
     _check_device(s.device)
     params = s.restore_params()
     if isinstance(s, LdsmcBenchSettings):
+        if s.values is not None and s.sweep is None:
+            raise UsageError("--values is for --sweep; name the parameter they are values of (--sweep NAME)")
         if s.sweep is not None:
             if not s.values:
                 raise UsageError("--sweep needs --values V1,V2,...")
@@ -416,16 +458,12 @@ def prepare_ldsmc_restore(s: ProblemSettings, model: str | os.PathLike, images: 
                 if any(v != int(v) for v in vals):
                     raise UsageError(f"--values: {s.sweep} takes whole numbers, got {', '.join(f'{v:g}' for v in vals)}")
                 vals = [int(v) for v in vals]
-                if s.sweep != "s" and min(vals) < 1:
-                    raise UsageError(f"--values: {s.sweep} must be at least 1")
-                if s.sweep == "s" and min(vals) < 0:
-                    raise UsageError("--values: s must be at least 0")
-            elif s.sweep == "rho" and not all(0 <= v <= 1 for v in vals):
-                raise UsageError("--values: rho must lie in [0, 1]")
-            elif not all(v >= 0 for v in vals):
-                raise UsageError(f"--values: {s.sweep} must be ≥ 0")
-            entries = [(f"{s.sweep}={v:g}" if isinstance(v, float) else f"{s.sweep}={v}", "ldsmc",
-                        replace(params, **{s.sweep: v})) for v in vals]
+            low, high = SWEEP_RANGES[s.sweep]
+            bad = [v for v in vals if v < low or (high is not None and v > high)]
+            if bad:
+                span = f"lie in [{low:g}, {high:g}]" if high is not None else f"be at least {low:g}"
+                raise UsageError(f"--values {_value_name(bad[0])}: {s.sweep} must {span}, as --{s.sweep} must")
+            entries = [(f"{s.sweep}={_value_name(v)}", "ldsmc", replace(params, **{s.sweep: v})) for v in vals]
         else:
             entries = [(m, m, params) for m in s.methods]
         seeds = [s.seed + k for k in range(s.n_seeds)]
@@ -519,6 +557,15 @@ def execute_ldsmc_bench(inputs: RestoreInputs, run: Any, progress: Callable[...,
                 out[key + "_se"] = float(vals.std(ddof=1) / np.sqrt(len(vals))) if len(vals) > 1 else 0.0
         summary.append(out)
     return BenchResult(rows, timing, summary, shown)
+
+
+def _value_name(v: float) -> str:
+    """A sweep value as it names its entry and checkpoint: ``:g`` (the names older runs used) when that reads
+    back as the same number, else the exact ``repr``: 0.1 and 0.1000001 must not share a checkpoint."""
+    if isinstance(v, int):
+        return str(v)
+    short = f"{v:g}"
+    return short if float(short) == v else repr(float(v))
 
 
 def _stage_name(name: str) -> str:

@@ -8,6 +8,7 @@ generator, so a run interrupted after a checkpoint continues with the same batch
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import torch.nn.functional as F
 
 from paperkit.core import io
 from paperkit.core.errors import InputError
+from paperkit.core.validate import check_finite_weights, check_range
 
 from .models import ConvVAE, EpsMLP, LatentPrior, Schedule, prior_from_trained
 
@@ -165,23 +167,115 @@ def _load(path: Path, kind: str) -> dict:
     return ck
 
 
+def _number(ck: dict, key: str, path: Path, *, where: str = "", low: float | None = None, low_open: bool = False,
+            high: float | None = None, high_open: bool = False, default: float | None = None) -> float:
+    """``ck[key]`` as one finite real number in the given range (a plain number or a one-element tensor)."""
+    name = f"{where}{key}"
+    if key not in ck:
+        if default is not None:
+            return default
+        raise InputError(f"{path}: no '{name}' entry; expected a checkpoint written by 'paperkit ldsmc-train'")
+    value = ck[key]
+    if isinstance(value, (torch.Tensor, np.ndarray)) and np.prod(tuple(value.shape), dtype=np.int64) == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"{path}: {name} = {_short(value)}; expected a finite number")
+    check_range(f"{path}: {name}", float(value), low, high, low_open=low_open, high_open=high_open,
+                error=InputError)
+    return float(value)
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if not isinstance(value, torch.Tensor) else f"a tensor of shape {tuple(value.shape)}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _config(ck: dict, path: Path, cls: type, limits: dict[str, tuple[int, int]]) -> dict[str, Any]:
+    """The model's constructor arguments from ``ck["config"]``: exactly the keys ``limits`` names, each a whole
+    number in its range (a foreign key or a string was a TypeError deep inside the constructor)."""
+    cfg = ck.get("config")
+    if not isinstance(cfg, dict):
+        raise InputError(f"{path}: config = {_short(cfg)}; expected the {cls.__name__} settings "
+                         f"({', '.join(limits)})")
+    extra, missing = sorted(set(map(str, cfg)) - set(limits)), [k for k in limits if k not in cfg]
+    if extra or missing:
+        what = f"unknown key(s) {extra}" if extra else f"missing key(s) {missing}"
+        raise InputError(f"{path}: config has {what}; expected {', '.join(limits)} ({cls.__name__})")
+    out = {}
+    for key, (lo, hi) in limits.items():
+        values = cfg[key] if key == "latent_shape" else [cfg[key]]
+        if key == "latent_shape" and (not isinstance(values, (list, tuple)) or len(values) != 3):
+            raise InputError(f"{path}: config.latent_shape = {_short(values)}; expected [channels, height, width]")
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise InputError(f"{path}: config.{key} = {_short(cfg[key])}; expected whole number(s) in "
+                                 f"[{lo}, {hi}]")
+        out[key] = tuple(values) if key == "latent_shape" else values[0]
+    return out
+
+
+def _build(cls: type, cfg: dict[str, Any], ck: dict, path: Path) -> torch.nn.Module:
+    """``cls(**cfg)`` with ``ck["state_dict"]`` loaded; names, shapes and finiteness of the weights are
+    checked against a meta-device copy first, so a mismatch costs no memory and names the tensor."""
+    sd = ck.get("state_dict")
+    if not isinstance(sd, dict):
+        raise InputError(f"{path}: state_dict = {_short(sd)}; expected the model's weights")
+    try:
+        with torch.device("meta"):
+            want = {k: tuple(v.shape) for k, v in cls(**cfg).state_dict().items()}
+    except InputError as e:
+        raise InputError(f"{path}: config: {e}") from None
+    missing, extra = sorted(set(want) - set(sd)), sorted(set(map(str, sd)) - set(want))
+    if missing or extra:
+        what = f"missing {missing[:3]}" if missing else f"unexpected {extra[:3]}"
+        raise InputError(f"{path}: weights do not match the model's shapes ({what} in state_dict)")
+    for k, shape in want.items():
+        v = sd[k]
+        if not isinstance(v, torch.Tensor) or not v.is_floating_point() or tuple(v.shape) != shape:
+            got = f"{v.dtype} of shape {tuple(v.shape)}" if isinstance(v, torch.Tensor) else type(v).__name__
+            raise InputError(f"{path}: weights do not match the model's shapes (state_dict.{k}: {got}, "
+                             f"expected {shape})")
+    check_finite_weights(sd, str(path), "state_dict")
+    module = cls(**cfg)
+    module.load_state_dict(sd)
+    return module
+
+
 def load_prior(model_dir: str | Path) -> LatentPrior:
-    """Load ``vae.pt`` + ``ldm.pt`` from ``model_dir``; mismatched shapes are an :class:`InputError`."""
+    """Load ``vae.pt`` + ``ldm.pt`` from ``model_dir``; every field is checked before it is used (bad content
+    is an :class:`InputError` naming the file and the field)."""
     d = Path(model_dir)
-    v, m = _load(d / VAE_FILE, "paperkit-ldsmc-vae"), _load(d / LDM_FILE, "paperkit-ldsmc-ldm")
-    vae = ConvVAE(**v["config"])
-    eps = EpsMLP(tuple(m["config"]["latent_shape"]), m["config"]["width"], m["config"]["depth"], m["config"]["emb_dim"])
-    if tuple(eps.latent_shape) != tuple(vae.latent_shape):
-        raise InputError(f"{d}: the diffusion model's latent shape {tuple(eps.latent_shape)} does not match the "
-                         f"VAE's {tuple(vae.latent_shape)}")
-    for name, module, sd in (("vae.pt", vae, v["state_dict"]), ("ldm.pt", eps, m["state_dict"])):
-        try:
-            module.load_state_dict(sd)
-        except RuntimeError as e:
-            first = str(e).strip().splitlines()[-1].strip() if str(e).strip() else "shape mismatch"
-            raise InputError(f"{d / name}: weights do not match the model's shapes ({first})") from None
-    s = m["schedule"]
-    prior = prior_from_trained(vae, eps, Schedule(s["T"], s["beta_start"], s["beta_end"]), v["shift"], v["scale"],
-                               v.get("recon_rmse", 0.0))
-    prior.data = v.get("data")
+    vp, mp = d / VAE_FILE, d / LDM_FILE
+    v, m = _load(vp, "paperkit-ldsmc-vae"), _load(mp, "paperkit-ldsmc-ldm")
+    # sanity limits far above what ldsmc-train builds (the weights themselves are compared in _build)
+    vae_cfg = _config(v, vp, ConvVAE, {"in_channels": (1, 64), "latent_channels": (1, 1024), "width": (2, 4096),
+                                       "image_size": (4, 4096)})
+    if vae_cfg["image_size"] % 4:
+        raise InputError(f"{vp}: config.image_size = {vae_cfg['image_size']}; expected a multiple of 4")
+    eps_cfg = _config(m, mp, EpsMLP, {"latent_shape": (1, 4096), "width": (1, 65536), "depth": (0, 1024),
+                                      "emb_dim": (2, 65536)})
+    if eps_cfg["emb_dim"] % 2:  # sine and cosine halves
+        raise InputError(f"{mp}: config.emb_dim = {eps_cfg['emb_dim']}; expected an even number")
+    shift = _number(v, "shift", vp)
+    scale = _number(v, "scale", vp, low=0.0, low_open=True)  # latents are divided by it
+    rmse = _number(v, "recon_rmse", vp, low=0.0, default=0.0)
+    data = v.get("data")
+    if data is not None and not isinstance(data, str):
+        raise InputError(f"{vp}: data = {_short(data)}; expected the name of a data set")
+    s = m.get("schedule")
+    if not isinstance(s, dict):
+        raise InputError(f"{mp}: schedule = {_short(s)}; expected T, beta_start and beta_end")
+    T = s.get("T")
+    if isinstance(T, bool) or not isinstance(T, int) or not 2 <= T <= 100000:  # ldsmc-train's --diffusion-steps
+        raise InputError(f"{mp}: schedule.T = {_short(T)}; expected a whole number in [2, 100000]")
+    betas = [_number(s, key, mp, where="schedule.", low=0.0, high=1.0, low_open=True, high_open=True)
+             for key in ("beta_start", "beta_end")]
+    side = vae_cfg["image_size"] // 4
+    if eps_cfg["latent_shape"] != (vae_cfg["latent_channels"], side, side):
+        raise InputError(f"{d}: the diffusion model's latent shape {eps_cfg['latent_shape']} does not match the "
+                         f"VAE's {(vae_cfg['latent_channels'], side, side)}")
+    vae = _build(ConvVAE, vae_cfg, v, vp)
+    eps = _build(EpsMLP, eps_cfg, m, mp)
+    prior = prior_from_trained(vae, eps, Schedule(T, *betas), shift, scale, rmse)
+    prior.data = data
     return prior

@@ -353,7 +353,8 @@ def prepare_mm_prefill(s: MmPrefillSettings, *, qkv_path: str | None = None, syn
         require_modality((s.pattern,), sample.modality, qkv_path, "--pattern")
     doc = None
     if patterns_path:
-        doc = check_patterns(raw_doc, heads=sample.q.shape[1], layers=sample.q.shape[0], source=source)
+        doc = check_patterns(raw_doc, heads=sample.q.shape[1], layers=sample.q.shape[0], tokens=sample.q.shape[2],
+                             modality=sample.modality is not None, source=source)
         sample.files.append(str(patterns_path))
     sample.q, sample.k, sample.v = (t.to(dev) for t in (sample.q, sample.k, sample.v))
     if sample.modality is not None:

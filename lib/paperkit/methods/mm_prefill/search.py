@@ -25,6 +25,7 @@ from paperkit.methods.mm_prefill.attention import dense_attention, recall_from_l
 PATTERNS = ("a_shape", "vs", "block", "grid", "q_boundary", "2d_boundary")
 SIMPLICITY = {name: i for i, name in enumerate(PATTERNS)}
 FORMAT_VERSION = 1
+MAX_STRIDE = 10**9
 
 
 @dataclass
@@ -210,9 +211,17 @@ def search_model(qs: torch.Tensor, ks: torch.Tensor, vs: torch.Tensor, *, densit
     return patterns_document(rows, heads=H, tokens=n, density=density, block_size=block_size)
 
 
-def check_patterns(doc: Any, *, heads: int | None = None, layers: int | None = None, source: str = "patterns"
-                   ) -> dict[str, Any]:
-    """Validate a loaded patterns document (InputError naming what is wrong)."""
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_patterns(doc: Any, *, heads: int | None = None, layers: int | None = None, tokens: int | None = None,
+                   modality: bool | None = None, source: str = "patterns") -> dict[str, Any]:
+    """Validate a loaded patterns document (InputError naming ``source`` and what is wrong).
+
+    With the tensors' sizes (``heads``, ``layers``, ``tokens``) and whether they carry a modality array, also
+    check that every layer and head the run will build has an entry and that its saved parameters fit, so
+    that nothing fails (or silently goes dense) after the run dir exists."""
     if not isinstance(doc, dict) or doc.get("format") != "paperkit.mm_prefill.patterns" or "layers" not in doc:
         raise InputError(f"{source}: not a mm-prefill patterns file (no format/layers keys)")
     budget = doc.get("density")
@@ -220,21 +229,58 @@ def check_patterns(doc: Any, *, heads: int | None = None, layers: int | None = N
                                or not math.isfinite(budget) or not 0 < budget <= 1):
         raise InputError(f"{source}: density = {budget!r}; expected a number in (0, 1]")
     bs = doc.get("block_size", 64)
-    if isinstance(bs, bool) or not isinstance(bs, int) or bs < 1:
+    if not _whole(bs) or bs < 1:
         raise InputError(f"{source}: block_size = {bs!r}; expected a positive integer")
-    if not isinstance(doc["layers"], dict) or not all(isinstance(row, dict) for row in doc["layers"].values()):
+    for key in ("heads", "layers_count", "tokens"):
+        if key in doc and (not _whole(doc[key]) or doc[key] < 1):
+            raise InputError(f"{source}: {key} = {doc[key]!r}; expected a positive integer")
+    rows = doc["layers"]
+    if not isinstance(rows, dict) or not all(isinstance(row, dict) for row in rows.values()):
         raise InputError(f"{source}: 'layers' must map layer numbers to objects of head entries")
     if heads is not None and doc.get("heads") != heads:
         raise InputError(f"{source}: patterns are for {doc.get('heads')} heads, the tensors have {heads}")
-    if layers is not None and doc.get("layers_count", len(doc["layers"])) < layers:
-        raise InputError(f"{source}: patterns cover {doc.get('layers_count')} layer(s), the tensors have {layers}")
-    for lk, row in doc["layers"].items():
+    # the layers and heads that will be built must be there (layers_count alone is only a claim)
+    for layer in range(layers or 0):
+        row = rows.get(str(layer))
+        if row is None:
+            raise InputError(f"{source}: no patterns for layer {layer}; the tensors have {layers} layer(s), the file "
+                             f"covers layer(s) {', '.join(sorted(rows, key=str)) or 'none'}")
+        missing = [h for h in range(heads or 0) if str(h) not in row]
+        if missing:
+            raise InputError(f"{source}: layer {layer} has no entry for head {missing[0]}; the tensors have {heads} "
+                             "heads")
+    for lk, row in rows.items():
         for hk, entry in row.items():
+            where = f"{source}: layer {lk} head {hk}"
             name = entry.get("pattern") if isinstance(entry, dict) else None
             if name not in PATTERNS + ("dense",):
-                raise InputError(f"{source}: layer {lk} head {hk}: unknown pattern '{name}'; expected one of "
-                                 f"{', '.join(PATTERNS)} or dense")
+                raise InputError(f"{where}: unknown pattern '{name}'; expected one of {', '.join(PATTERNS)} or dense")
+            if modality is False and name in ("q_boundary", "2d_boundary"):
+                raise InputError(f"{where}: pattern '{name}' needs the tokens' modality, but the input has no "
+                                 "'modality' array beside q, k, v")
+            params = entry.get("params", {})
+            if not isinstance(params, dict):
+                raise InputError(f"{where}: params = {params!r}; expected an object of parameters")
+            _check_shape_params(params, where, tokens)
     return doc
+
+
+def _check_shape_params(params: dict[str, Any], where: str, tokens: int | None) -> None:
+    """The saved parameters an applied pattern keeps (sink, stride, phase: see index_from_patterns). A sink
+    beyond the sequence makes the head silently dense; a grid stride may exceed a shorter input's length (a
+    search result is reusable at other lengths), so it only gets a bound that keeps its int64 keys exact."""
+    for key in ("sink", "stride", "phase"):
+        if key not in params:
+            continue
+        value = params[key]
+        top = (tokens if tokens is not None else math.inf) if key == "sink" else MAX_STRIDE
+        if not _whole(value) or not 0 <= value <= top:
+            span = (f"in [0, {top}]" + (" (the number of tokens)" if key == "sink" else "")
+                    if top != math.inf else "≥ 0")
+            raise InputError(f"{where}: params.{key} = {value!r}; expected a whole number {span}")
+    stride, phase = params.get("stride", 0), params.get("phase", 0)
+    if stride >= 2 and phase >= stride:
+        raise InputError(f"{where}: params.phase = {phase} is not below params.stride = {stride}")
 
 
 def dumps(doc: dict[str, Any]) -> str:

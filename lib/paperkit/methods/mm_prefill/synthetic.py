@@ -27,6 +27,7 @@ import numpy as np
 from paperkit.core.errors import InputError
 
 HEAD_TYPES = ("grid", "vs", "a_shape", "block", "q_boundary", "2d_boundary")
+SHARPNESS_MAX, NOISE_MAX = 1e3, 1e2
 
 
 @dataclass
@@ -80,9 +81,11 @@ class SyntheticSpec:
         for name in ("text_prefix", "text_suffix", "text_len", "seed"):
             if int(getattr(self, name)) < 0:
                 raise InputError(f"{source}: {name} = {getattr(self, name)}; expected ≥ 0")
-        for name in ("sharpness", "noise"):
-            if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
-                raise InputError(f"{source}: {name} = {getattr(self, name)}; expected a finite number ≥ 0")
+        # bounded far above the presets (18, 0.05): beyond them q·k overflows float32 and every run fails later
+        for name, high in (("sharpness", SHARPNESS_MAX), ("noise", NOISE_MAX)):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and 0 <= value <= high):
+                raise InputError(f"{source}: {name} = {value!r} is out of range; expected a number in [0, {high:g}]")
         if self.dim < 48:
             raise InputError(f"{source}: dim = {self.dim} is too small for the planted codes; expected ≥ 48")
 
