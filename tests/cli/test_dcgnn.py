@@ -198,3 +198,78 @@ def test_resume_loads_the_finished_seeds_checkpoints(pk, tmp_path):
     r = pk(*args, "--run-dir", tmp_path / "cut", "--resume")
     assert r.exit_code == 0, r.stderr
     assert (tmp_path / "cut" / "per_seed.csv").read_text() == (tmp_path / "full" / "per_seed.csv").read_text()
+
+
+def test_label_far_above_the_graph_count_refused_before_any_work(pk, tmp_path):
+    """A stray label of 10^6 made 10^6 + 1 classes: names, metrics and a combiner of 10^13 weights (exit 70,
+    or an OOM kill for 10^9)."""
+    bad = _npz(tmp_path / "g.npz", y=lambda d: np.where(np.arange(len(d["y"])) == 0, 10**6, d["y"]))
+    r = pk("dcgnn-fit", "--data", bad, "--epochs", "1", "--hidden", "4", "--device", "cpu",
+           "--run-dir", tmp_path / "run")
+    assert r.exit_code == 3, r.stderr
+    assert "label 1000000" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
+
+
+def _edit_model(src, dst, **edits):
+    import torch
+
+    blob = torch.load(src, weights_only=True)
+    for k, v in edits.items():
+        blob[k] = v(blob) if callable(v) else v
+    torch.save(blob, dst)
+    return dst
+
+
+def _nan_first(blob):
+    sd = dict(blob["state_dicts"][0])
+    k = next(iter(sd))
+    sd[k] = sd[k] * float("nan")
+    return [sd] + blob["state_dicts"][1:]
+
+
+BAD_MODELS = [
+    ({"config": lambda b: dict(b["config"], bogus=1)}, "config.bogus"),
+    ({"config": "hello"}, "'config' is a str"),
+    ({"config": lambda b: dict(b["config"], hidden=-3)}, "config.hidden"),
+    ({"config": lambda b: dict(b["config"], hidden=5)}, "has shape"),
+    ({"config": lambda b: dict(b["config"], channels="both")}, "config.channels"),
+    ({"d_in": 5}, "'d_in' is 5"),
+    ({"n_classes": 10**6}, "'n_classes' is 1000000"),
+    ({"temperatures": []}, "'temperatures'"),
+    ({"seeds": [0]}, "'seeds'"),
+    ({"state_dicts": _nan_first}, "NaN"),
+    ({"state_dicts": []}, "no trained seeds"),
+]
+
+
+@pytest.mark.parametrize("edits, words", BAD_MODELS)
+def test_corrupt_model_file_refused_in_one_line(pk, fitted, motif_npz, tmp_path, edits, words):
+    """Each of these gave exit 70 (TypeError, RuntimeError, IndexError, an 8e13-byte allocation) or, for NaN
+    weights, exit 0 with null probabilities; an empty model named --seed-index, which dcgnn-faith lacks."""
+    bad = _edit_model(fitted[0][0] / "model.pt", tmp_path / "model.pt", **edits)
+    r = pk("dcgnn-explain", "--model", bad, "--data", motif_npz, "--max-graphs", "2", "--device", "cpu")
+    assert r.exit_code == 3, r.stderr
+    assert words in r.stderr and "model.pt" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    if words in ("NaN", "no trained seeds"):
+        r = pk("dcgnn-faith", "--model", bad, "--data", motif_npz, "--samples", "1", "--device", "cpu",
+               "--run-dir", tmp_path / "faith")
+        assert r.exit_code == 3 and words in r.stderr and "--seed-index" not in r.stderr, r.stderr
+        assert not (tmp_path / "faith").exists()
+
+
+def test_explain_on_data_using_some_of_the_models_classes(pk, fitted, motif_npz, tmp_path):
+    """Graphs labelled with 2 of the model's 3 classes are explained in the model's classes: no probability is
+    dropped (it listed 2 of 3) and a prediction of the third class is named (it was an IndexError, exit 70).
+    A label the model does not know is refused."""
+    model = fitted[0][0] / "model.pt"
+    two = _npz(tmp_path / "two.npz", y=lambda d: d["y"] % 2, class_names=np.array(["a", "b"]))
+    for seed_index in ("0", "1"):
+        r = pk("dcgnn-explain", "--model", model, "--data", two, "--seed-index", seed_index, "--device", "cpu")
+        assert r.exit_code == 0, r.stderr
+        recs = [json.loads(x) for x in r.stdout.splitlines()]
+        assert all(list(x["probs"]) == ["house", "cycle", "crane"] for x in recs)
+        assert all(abs(sum(x["probs"].values()) - 1) < 1e-5 and x["label"] in ("house", "cycle") for x in recs)
+    four = _npz(tmp_path / "four.npz", y=lambda d: np.where(np.arange(len(d["y"])) == 0, 3, d["y"]))
+    r = pk("dcgnn-explain", "--model", model, "--data", four, "--device", "cpu")
+    assert r.exit_code == 3 and "label 3" in r.stderr and "3 classes" in r.stderr, r.stderr

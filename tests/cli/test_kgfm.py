@@ -141,3 +141,105 @@ def _refusals(pk, run, data, tmp_path):
     assert "dimension 8" in r.stderr and not (tmp_path / "ft").exists()
     _one_line(pk("kgfm-eval", "--model", run / "model.pt", "--graph", tmp_path / "g.tsv", "--queries",
                  tmp_path / "q.tsv", "--neg", "0"), 2)
+
+
+_TINY: list = []
+
+
+@pytest.fixture
+def tiny(pk, data, tmp_path_factory):
+    """One tiny f2 model for the module (pk is function-scoped)."""
+    if not _TINY:
+        run = tmp_path_factory.mktemp("tiny") / "run"
+        r = pk("kgfm-motif", "--train", data / "train.tsv", "--motifs", "f2", "--dim", "4", "--layers", "1",
+               "--epochs", "1", "--neg", "2", "--batch-size", "64", "--device", "cpu", "--run-dir", run, "-q")
+        assert r.exit_code == 0, r.stderr
+        _TINY.append(run / "model.pt")
+    return _TINY[0]
+
+
+def _edited(src, dst, **edits):
+    import torch
+
+    ck = torch.load(src, weights_only=True)
+    for k, v in edits.items():
+        ck[k] = v(ck) if callable(v) else v
+    torch.save(ck, dst)
+    return dst
+
+
+def test_nan_weights_and_a_diverging_lr_refused(pk, tiny, data, tmp_path):
+    """NaN weights scored every entity NaN, which ranked as MRR 1.0 (exit 0); --lr 1e30 trained on a NaN loss
+    and reported valid MRR 1.0."""
+    nan = _edited(tiny, tmp_path / "nan.pt", state_dict=lambda ck: {k: v * float("nan") for k, v in
+                                                                     ck["state_dict"].items()})
+    r = pk("kgfm-eval", "--model", nan, "--graph", data / "test_graph.tsv", "--queries", data / "test.tsv",
+           "--device", "cpu")
+    _one_line(r, 3)
+    assert "nan.pt" in r.stderr and "NaN" in r.stderr
+    r = pk("kgfm-motif", "--train", data / "train.tsv", "--valid", data / "valid.tsv", "--motifs", "f2", "--dim", "4",
+           "--layers", "1", "--epochs", "1", "--lr", "1e30", "--run-dir", tmp_path / "run")
+    _one_line(r, 2)
+    assert "--lr" in r.stderr and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("config, words", [
+    (lambda c: {k: v for k, v in c.items() if k != "family"}, "config.family is missing"),
+    (lambda c: dict(c, dim=-1), "config.dim"),
+    (lambda c: [1], "'config' is a list"),
+    (lambda c: dict(c, dropout=5.0), "config.dropout"),
+    (lambda c: dict(c, family="f9"), "config.family is 'f9'"),
+    (lambda c: dict(c, layers=2), "does not fit"),
+])
+def test_corrupt_checkpoint_config_refused(pk, tiny, data, tmp_path, config, words):
+    """These were exit 70 (KeyError, RuntimeError, TypeError, ValueError), or exit 2 naming --motifs, which
+    kgfm-eval does not have (the pk fixture checks every option an error names)."""
+    bad = _edited(tiny, tmp_path / "bad.pt", config=lambda ck: config(ck["config"]))
+    r = pk("kgfm-eval", "--model", bad, "--graph", data / "test_graph.tsv", "--queries", data / "test.tsv",
+           "--device", "cpu")
+    _one_line(r, 3)
+    assert "bad.pt" in r.stderr and words in r.stderr
+
+
+def test_init_of_another_family_refused_before_the_run_dir(pk, tiny, data, tmp_path):
+    r = pk("kgfm-motif", "--train", data / "train.tsv", "--motifs", "f3", "--dim", "4", "--layers", "1",
+           "--init", tiny, "--run-dir", tmp_path / "run")
+    _one_line(r, 3)
+    assert "does not fit" in r.stderr and not (tmp_path / "run").exists()
+
+
+def test_path_and_binary_lifts_bounded_by_max_hyperedges(pk, tmp_path):
+    """A hub with 12 relations in and 12 out: f3 holds thousands of hyperedges, and --max-hyperedges (star lifts
+    only) let them through."""
+    hub = tmp_path / "hub.tsv"
+    hub.write_text("".join(f"a{i}\tr{i}\thub\nhub\tr{i}\tb{i}\n" for i in range(12)))
+    for cmd in (("kgfm-lift", "--graph", hub, "--motifs", "f3", "-o", tmp_path / "h.csv"),
+                ("kgfm-wl", "--graph", hub, "--motifs", "f3", "-o", tmp_path / "c.csv"),
+                ("kgfm-motif", "--train", hub, "--motifs", "f3", "--run-dir", tmp_path / "run")):
+        r = pk(*cmd, "--max-hyperedges", "1000")
+        _one_line(r, 2)
+        assert "--max-hyperedges" in r.stderr and "f3" in r.stderr
+    assert not any((tmp_path / f).exists() for f in ("h.csv", "c.csv", "run"))
+    assert pk("kgfm-lift", "--graph", hub, "--motifs", "f2", "--max-hyperedges", "2000", "-o", tmp_path / "ok.csv",
+              "-q").exit_code == 0
+
+
+def test_wl_rounds_bounded(pk, tmp_path):
+    (tmp_path / "g.tsv").write_text(GOOD)
+    _one_line(r := pk("kgfm-wl", "--graph", tmp_path / "g.tsv", "--rounds", "1001", "-o", tmp_path / "c.csv"), 2)
+    assert "--rounds" in r.stderr and not (tmp_path / "c.csv").exists()
+
+
+def test_labels_with_ranking_files_or_unread_test_rows_refused(pk, tmp_path):
+    """--labels returned early: the labels' test rows (without --test), --valid and --train-queries were never
+    read, and the run reported train accuracy only."""
+    assert pk("kgfm-gen", "--kind", "connecthub", "--k", "2", "--graphs", "2", "--run-dir", tmp_path / "ch",
+              "-q").exit_code == 0
+    ch = tmp_path / "ch"
+    base = ("kgfm-motif", "--train", ch / "train.tsv", "--labels", ch / "labels.csv", "--motifs", "f2", "--dim", "4",
+            "--layers", "1", "--epochs", "1", "--run-dir", tmp_path / "run")
+    for extra, words in (((), "--test"), (("--test", ch / "test.tsv", "--valid", ch / "test.tsv"), "--valid"),
+                         (("--test", ch / "test.tsv", "--train-queries", ch / "train.tsv"), "--train-queries")):
+        r = pk(*base, *extra)
+        _one_line(r, 2)
+        assert words in r.stderr and not (tmp_path / "run").exists()

@@ -14,7 +14,7 @@ graph_option = click.option("--graph", required=True, type=click.Path(dir_okay=F
 
 max_hyperedges_option = click.option(
     "--max-hyperedges", type=click.IntRange(min=1), default=5_000_000, show_default=True,
-    help="Refuse a star lift that would enumerate more hyperedges than this (it says how many).")
+    help="Refuse, before building it, a lift that would enumerate more hyperedges than this.")
 
 motifs_list_option = click.option("--motifs", type=options.ListOf(click.STRING, unique=True), default="f2,f3",
                                   show_default=True, metavar="FAMILY,...", help=FAMILY_HELP + " A list.")

@@ -24,7 +24,8 @@ SETTINGS = "paperkit.methods.dcgnn.run:ExplainSettings"
 @click.option("-o", "--output", default="-", show_default=True, metavar="PATH",
               help="Where to write the JSON lines; '-' is stdout.")
 def cli(model, data, synthetic, n_graphs, top_k, seed_index, max_graphs, seed, device, output):
-    """Write one JSON line per graph: label, prediction and class probabilities, the channel relevances,
+    """Write one JSON line per graph: label, prediction and class probabilities (named by the model's classes;
+    the data's labels must be among them), the channel relevances,
     the rule's terms on this graph (weight × count per feature) and score, and the top-k edges as
     [u, v, score] with graph-local node ids.
 

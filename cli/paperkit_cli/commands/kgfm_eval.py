@@ -18,7 +18,7 @@ SETTINGS = "paperkit.methods.kgfm.run:EvalSettings"
 @click.option("--epochs", type=click.IntRange(0, 100_000), default=0, show_default=True,
               help="Fine-tune on --graph for this many epochs first (0: zero-shot).")
 @click.option("--neg", type=int, default=64, show_default=True, help="Fine-tuning: strict negatives per query (> 0).")
-@click.option("--lr", type=float, default=5e-4, show_default=True, help="Fine-tuning: AdamW learning rate (> 0).")
+@click.option("--lr", type=float, default=5e-4, show_default=True, help="Fine-tuning: AdamW learning rate (0 < lr <= 10).")
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=16, show_default=True, help="Queries per batch.")
 @options.seed_option
 @options.device_option

@@ -22,7 +22,8 @@ SETTINGS = "paperkit.methods.kgfm.run:MotifSettings"
 @click.option("--test", default=None, type=click.Path(dir_okay=False), metavar="TSV",
               help="Test triples (ranked on the training graph); with --labels, the test graph.")
 @click.option("--labels", default=None, type=click.Path(dir_okay=False), metavar="CSV",
-              help="Link classification (ConnectHub): columns split (train|test), head, relation, tail, label 0/1.")
+              help="Link classification (ConnectHub): columns split (train|test), head, relation, tail, label 0/1; "
+                   "test rows need --test (their graph); not with --valid or --train-queries.")
 @click.option("--motifs", default="f3", show_default=True, metavar="FAMILY", help=FAMILY_HELP)
 @click.option("--dim", type=click.IntRange(1, 1024), default=64, show_default=True, help="Hidden dimension.")
 @click.option("--layers", type=click.IntRange(1, 12), default=6, show_default=True, help="Layers of both encoders.")
@@ -35,14 +36,14 @@ SETTINGS = "paperkit.methods.kgfm.run:MotifSettings"
 @click.option("--neg", type=int, default=64, show_default=True, help="Strict negatives per query (> 0).")
 @click.option("--epochs", type=click.IntRange(1, 100_000), default=10, show_default=True, help="Passes over the data.")
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=16, show_default=True, help="Queries per step.")
-@click.option("--lr", type=float, default=5e-4, show_default=True, help="AdamW learning rate (> 0).")
+@click.option("--lr", type=float, default=5e-4, show_default=True, help="AdamW learning rate (0 < lr <= 10).")
 @click.option("--temperature", type=float, default=1.0, show_default=True,
               help="Self-adversarial temperature of the negatives' weights (> 0).")
 @click.option("--stop-accuracy", type=float, default=1.0, show_default=True,
               help="With --labels: stop once this share of the training links is right by a logit margin of at "
                    "least 1 (0: train every epoch).")
 @click.option("--init", default=None, type=click.Path(dir_okay=False), metavar="PT",
-              help="Fine-tune from this model.pt (same --dim).")
+              help="Fine-tune from this model.pt (same --dim and --motifs).")
 @max_hyperedges_option
 @options.seed_option
 @options.device_option

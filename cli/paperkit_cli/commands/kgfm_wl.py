@@ -15,8 +15,9 @@ SETTINGS = "paperkit.methods.kgfm.run:WlSettings"
 @motifs_list_option
 @click.option("--query", default=None, metavar="RELATION", help="Query relation q [default: the first relation].")
 @click.option("--source", default=None, metavar="ENTITY", help="Source entity u: also colour the links (u, q, v).")
-@click.option("--rounds", type=click.IntRange(min=1), default=None,
-              help="Refinement rounds [default: until the colour partition is stable].")
+@click.option("--rounds", type=click.IntRange(1, 1000), default=None,
+              help="Refinement rounds, run exactly (colours of graphs refined equally compare) [default: until the "
+                   "colour partition is stable].")
 @max_hyperedges_option
 @options.output_options
 def cli(graph, motifs, query, source, rounds, max_hyperedges, output, fmt, manifest_path):

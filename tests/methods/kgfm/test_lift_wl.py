@@ -12,6 +12,8 @@ from paperkit.methods.kgfm.lift import (
     Lift,
     _binary,
     _binary_pairs,
+    check_star_size,
+    enumerated_size,
     incidence,
     lift,
     lift_bruteforce,
@@ -100,10 +102,13 @@ def test_star_cubes_stand_for_exactly_the_star_hyperedges(seed, k):
     assert held.edges[f"star{k}"].shape == (0, k) and held.counts()[f"star{k}"] == len(stars)
     # too many intersections: the tuples are enumerated instead
     assert star_cubes(g, k, max_cubes=2) is None
-    # the size limit guards enumeration only: the model's lift (cubes) is not refused, the tuples are
-    with pytest.raises(UsageError, match="hyperedges"):
+    # the star size limit guards enumeration only: the model's lift (cubes) is not refused, the tuples are
+    # (the binary motifs, always enumerated, have their own count under the same limit)
+    with pytest.raises(UsageError, match="star lift would enumerate"):
         lift(g, f"star{k}", max_hyperedges=len(stars) - 1)
-    assert lift(g, f"star{k}", max_hyperedges=len(stars) - 1, star_cubes_ok=True).counts()[f"star{k}"] == len(stars)
+    check_star_size(g, f"star{k}", len(stars) - 1, cubes_ok=True)
+    limit = max(len(stars) - 1, enumerated_size(g, f"star{k}", 10**9))
+    assert lift(g, f"star{k}", max_hyperedges=limit, star_cubes_ok=True).counts()[f"star{k}"] == len(stars)
 
 
 def test_ultra_degree_weights_hand_case():
@@ -174,3 +179,15 @@ def test_swapping_t2h_for_h2t_keeps_colours():
     for q in range(g.n_rel2):
         assert _partition(relation_colors(base, q)) == _partition(relation_colors(swapped, q))
     assert relation_colors(base, 0).tolist() == relation_colors(base, 0).tolist()  # stable hashing
+
+
+@pytest.mark.parametrize("family", ["h2t", "ultra", "f2", "f3", "star3"])
+def test_enumerated_size_counts_without_building_and_lift_refuses_past_it(family):
+    """f2/f3 (and ULTRA's) lifts were never bounded: a hub with R relations gives ~R^2 hyperedges per 3-path
+    motif whatever --max-hyperedges said. The count equals the built lift's, and one under it is refused."""
+    g = random_kg(4, n=20, n_rel=6, m=60)
+    lf = lift(g, family)
+    n = sum(v for k, v in lf.counts().items() if not k.startswith("star"))
+    assert enumerated_size(g, family, 10**9) == n
+    with pytest.raises(UsageError, match="--max-hyperedges"):
+        lift(g, family, max_hyperedges=n - 1, star_cubes_ok=True)

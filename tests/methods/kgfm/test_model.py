@@ -298,3 +298,25 @@ def test_ranking_training_keeps_one_optimiser_across_epochs(tmp_path):
     assert got.keys() == want.keys()
     for k in want:
         assert torch.equal(got[k], want[k]), k
+
+
+def test_nan_scores_rank_last_not_first():
+    """NaN compares false with everything, so a model scoring NaN got rank 1 on every query (MRR 1.0)."""
+    scores = torch.tensor([[float("nan")] * 4, [0.1, float("nan"), 0.5, 0.2]])
+    known = torch.zeros(2, 4, dtype=torch.bool)
+    known[0, 0] = known[1, 2] = True
+    assert filtered_ranks(scores, torch.tensor([0, 2]), known).tolist() == [4, 2]
+
+
+def test_training_stops_at_a_non_finite_loss():
+    """With lr 1e30 the loss turned NaN and training went on: the curve showed valid MRR 1.0 each epoch."""
+    from paperkit.core.errors import UsageError
+    from paperkit.methods.kgfm.train import train_ranking
+
+    torch.manual_seed(0)
+    tr, n, R = small_kg(0)
+    g = Graph.from_triples(tr, n, R)
+    model = MotifModel(ModelConfig(family="f2", dim=4, layers=1))
+    gt = GraphTensors.build(g, lift(g, "f2"), model.types)
+    with pytest.raises(UsageError, match="diverged.*--lr"):
+        train_ranking(model, gt, tr, filter_sets(tr, n_relations=R), epochs=3, batch_size=4, n_neg=2, lr=1e30, seed=0)

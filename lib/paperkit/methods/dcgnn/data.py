@@ -23,6 +23,7 @@ SYNTHETIC = ("redblue", "topofeature", "motif")
 MOTIFS = ("house", "cycle", "crane")
 BASES = ("wheel", "tree", "ladder", "star", "path")
 REQUIRED = ("x", "edge_index", "graph_ptr", "y")
+MAX_CLASSES = 1000   # the model's widths grow with the class count (the LEN combiner as its square)
 
 
 @dataclass
@@ -96,6 +97,12 @@ def check_graphset(arrs: dict[str, np.ndarray], src: str) -> GraphSet:
     if y.min() < 0:
         raise InputError(f"{src}: 'y' has negative label {int(y.min())}; expected 0..C-1")
     n_classes = int(y.max()) + 1
+    declared = int(np.size(arrs.get("class_names", [])))
+    if n_classes > MAX_CLASSES or n_classes > max(len(y), declared):
+        # the class count is max(y) + 1 and sizes names, metrics and the model: a stray huge label must not
+        raise InputError(f"{src}: 'y' holds label {n_classes - 1}, which makes {n_classes} classes for {len(y)} "
+                         f"graphs; expected labels 0..C-1 with C at most the number of graphs (or of "
+                         f"'class_names') and at most {MAX_CLASSES}")
     if len(np.unique(y)) < 2:
         raise InputError(f"{src}: 'y' has a single class ({int(y[0])}); expected at least two")
     ei = np.asarray(arrs["edge_index"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -319,33 +319,136 @@ def model_name(s: FitSettings) -> str:
 
 
 # ------------------------------------------------------------------------------------ saved models
-def load_model(path: str | Path, *, seed_index: int = 0) -> tuple[Any, dict]:
-    """A model.pt written by dcgnn-fit, rebuilt in eval mode (the ``seed_index``-th seed)."""
+_CHOICES = {"segnn": SEGNNS, "channels": CHANNELS, "combiner": COMBINERS, "average_edge_attn": ("mean", "none"),
+            "pool": ("sum", "mean"), "norm": ("none", "bn"), "select": ("best-val", "last"),
+            "temp_schedule": ("warmup", "official"), "combiner_init": ("equal", "random"),
+            "rule_init": ("zero", "default")}
+_POSITIVE = ("hidden", "epochs", "batch_size", "end_temp", "combiner_temp")   # 0 would build or divide by nothing
+MAX_HIDDEN = 65_536   # far above any trained width; a larger value only serves to exhaust memory
+
+
+def _not_model(path: str | Path, why: str) -> InputError:
+    return InputError(f"{path}: not a dcgnn-fit model.pt ({why})")
+
+
+def _fit_config(raw: Any, path: str | Path) -> FitConfig:
+    """The saved FitConfig, each field of the type and range dcgnn-fit writes (older files may lack fields)."""
+    if not isinstance(raw, dict):
+        raise _not_model(path, f"'config' is a {type(raw).__name__}; expected a mapping")
+    defaults = asdict(FitConfig())
+    for key, value in raw.items():
+        if key not in defaults:
+            raise _not_model(path, f"unknown key config.{key}")
+        want = type(defaults[key])
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if type(value) is not want:
+            raise _not_model(path, f"config.{key} is {value!r}; expected a {want.__name__}")
+        if key in _CHOICES and value not in _CHOICES[key]:
+            raise _not_model(path, f"config.{key} is {value!r}; expected one of {', '.join(_CHOICES[key])}")
+        if want is float and not np.isfinite(value) or isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and (value <= 0 if key in _POSITIVE else value < 0):
+            raise _not_model(path, f"config.{key} is {value!r}; expected a {'positive' if key in _POSITIVE else 'non-negative'} "
+                                   "finite number")
+    if raw.get("hidden", 0) > MAX_HIDDEN:
+        raise _not_model(path, f"config.hidden is {raw['hidden']}; expected at most {MAX_HIDDEN}")
+    return FitConfig(**{k: float(v) if isinstance(defaults[k], float) else v for k, v in raw.items()})
+
+
+def _names(blob: dict, key: str, path: str | Path) -> list[str]:
+    names = blob[key]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise _not_model(path, f"'{key}' is not a list of strings")
+    return names
+
+
+def read_model_file(path: str | Path) -> tuple[FitConfig, dict]:
+    """The checked contents of a model.pt written by dcgnn-fit: its FitConfig and the blob. Every field is checked
+    (types, ranges, one class/feature name per class/feature, one finite state dict per seed) before a model is
+    built, so a corrupt or foreign file is refused in one line instead of failing inside PyTorch."""
+    from paperkit.core.validate import check_finite_weights
+    from paperkit.methods.dcgnn.data import MAX_CLASSES
+
     src = io.require_file(path)
     try:
         blob = io.load_torch(src)
     except Exception as e:
-        raise InputError(f"{path}: not a dcgnn-fit model.pt ({str(e).splitlines()[0][:120]})") from None
+        raise _not_model(path, str(e).splitlines()[0][:120]) from None
     need = ("config", "d_in", "n_classes", "state_dicts", "feature_names", "class_names")
     if not isinstance(blob, dict) or any(k not in blob for k in need):
-        raise InputError(f"{path}: not a dcgnn-fit model.pt (expected keys {', '.join(need)})")
+        raise _not_model(path, f"expected keys {', '.join(need)}")
+    cfg = _fit_config(blob["config"], path)
+    features, classes = _names(blob, "feature_names", path), _names(blob, "class_names", path)
+    for key, names, low, high in (("d_in", "feature_names", 1, None), ("n_classes", "class_names", 2, MAX_CLASSES)):
+        v, n = blob[key], len(features if key == "d_in" else classes)
+        if type(v) is not int or v < low or (high is not None and v > high) or v != n:
+            raise _not_model(path, f"'{key}' is {v!r}; expected the number of '{names}' ({n})"
+                                   + (f", at least {low}" + (f" and at most {high}" if high else "")))
+    sds = blob["state_dicts"]
+    if not isinstance(sds, list) or not all(isinstance(sd, dict) for sd in sds):
+        raise _not_model(path, "'state_dicts' is not a list of state dicts")
+    if not sds:   # a file fact, not an option: dcgnn-faith has no --seed-index
+        raise InputError(f"{path}: the model holds no trained seeds ('state_dicts' is empty)")
+    seeds = blob.setdefault("seeds", list(range(len(sds))))
+    if not isinstance(seeds, list) or len(seeds) != len(sds) or not all(type(x) is int for x in seeds):
+        raise _not_model(path, f"'seeds' is {seeds!r}; expected one integer per state dict ({len(sds)})")
+    if "temperatures" in blob:
+        temps = blob["temperatures"]
+        if not isinstance(temps, list) or len(temps) != len(sds) or not all(
+                isinstance(t, (int, float)) and not isinstance(t, bool) and np.isfinite(t) and t > 0 for t in temps):
+            raise _not_model(path, f"'temperatures' is {temps!r}; expected one positive number per state dict ({len(sds)})")
+    check_finite_weights(sds, str(path), "state_dicts")
+    _check_shapes(cfg, blob, path)
+    return cfg, blob
+
+
+def _check_shapes(cfg: FitConfig, blob: dict, path: str | Path) -> None:
+    """Every state dict has the tensors, of the shapes, of the model the config describes (built on the meta
+    device: nothing is allocated, so a foreign width cannot exhaust memory)."""
+    import torch
+
+    with torch.device("meta"):
+        want = {k: tuple(v.shape) for k, v in build_model(cfg, blob["d_in"], blob["n_classes"]).state_dict().items()}
+    for i, sd in enumerate(blob["state_dicts"]):
+        got = {k: tuple(v.shape) if isinstance(v, torch.Tensor) else None for k, v in sd.items()}
+        key = next((k for k in sorted(want.keys() | got.keys()) if want.get(k) != got.get(k)), None)
+        if key is not None:
+            why = ("is missing" if key not in got else "is not in the model" if key not in want
+                   else f"has shape {list(got[key] or [])}, expected {list(want[key])}")
+            raise _not_model(path, f"state_dicts[{i}].{key} {why}")
+
+
+def build_saved_model(cfg: FitConfig, blob: dict, seed_index: int, path: str | Path) -> Any:
+    """The ``seed_index``-th seed of a checked model file, rebuilt in eval mode."""
+    model = build_model(cfg, blob["d_in"], blob["n_classes"])
+    try:
+        model.load_state_dict(blob["state_dicts"][seed_index])
+    except (RuntimeError, ValueError, TypeError) as e:
+        raise _not_model(path, f"state_dicts[{seed_index}]: {str(e).splitlines()[0][:120]}") from None
+    # the channel temperature of the kept epoch (older files: the last epoch's)
+    model.temperature = float(blob.get("temperatures", [cfg.end_temp if cfg.epochs > cfg.warmup else 1.0]
+                                       * len(blob["state_dicts"]))[seed_index])
+    model.eval()
+    return model
+
+
+def load_model(path: str | Path, *, seed_index: int = 0) -> tuple[Any, dict]:
+    """A model.pt written by dcgnn-fit, rebuilt in eval mode (the ``seed_index``-th seed)."""
+    cfg, blob = read_model_file(path)
     if not 0 <= seed_index < len(blob["state_dicts"]):
         raise UsageError(f"--seed-index {seed_index}: the model holds {len(blob['state_dicts'])} seeds")
-    cfg = FitConfig(**blob["config"])
-    model = build_model(cfg, blob["d_in"], blob["n_classes"])
-    model.load_state_dict(blob["state_dicts"][seed_index])
-    # the channel temperature of the kept epoch (older files: the last epoch's)
-    model.temperature = blob.get("temperatures", [cfg.end_temp if cfg.epochs > cfg.warmup else 1.0]
-                                 * len(blob["state_dicts"]))[seed_index]
-    model.eval()
-    return model, blob
+    return build_saved_model(cfg, blob, seed_index, path), blob
 
 
 def check_compatible(blob: dict, gs: GraphSet, source: str) -> None:
+    """The data fit the model: the same node features, and labels among the model's classes (data that use only
+    some of them, say one class's graphs, are fine: the model's class names are used)."""
     if gs.x.shape[1] != blob["d_in"]:
         raise InputError(f"{source}: {gs.x.shape[1]} node features; the model was trained on {blob['d_in']}")
-    if gs.n_classes > blob["n_classes"]:
-        raise InputError(f"{source}: {gs.n_classes} classes; the model knows {blob['n_classes']}")
+    top = int(gs.y.max())
+    if top >= blob["n_classes"]:
+        raise InputError(f"{source}: 'y' holds label {top}; the model knows {blob['n_classes']} classes "
+                         f"(0..{blob['n_classes'] - 1}: {', '.join(blob['class_names'])})")
 
 
 # ------------------------------------------------------------------------------------------ faith
@@ -379,10 +482,10 @@ def prepare_faith(settings: FaithSettings) -> FaithInputs:
     _choice(s.split, SPLITS + ("all",), "--split")
     if not s.budgets or any(not 0 < b <= 1 for b in s.budgets):
         raise UsageError(f"--budgets {list(s.budgets)}: each budget is a fraction in (0, 1] of the mean edge count")
-    model, blob = load_model(s.model)
-    if blob["config"]["channels"] == "rule":
+    cfg, blob = read_model_file(s.model)
+    if cfg.channels == "rule":
         raise UsageError(f"{s.model}: a rule-only model has no edge explanation to test")
-    models = [model] + [load_model(s.model, seed_index=i)[0] for i in range(1, len(blob["state_dicts"]))]
+    models = [build_saved_model(cfg, blob, i, s.model) for i in range(len(blob["state_dicts"]))]
     gs, source = load_graphs(s.data, s.synthetic, s.n_graphs, s.seed)
     check_compatible(blob, gs, source)
     idx = np.arange(gs.n_graphs) if s.split == "all" else split_indices(gs, s.seed)[s.split]
@@ -469,6 +572,9 @@ def prepare_explain(settings: ExplainSettings) -> ExplainInputs:
     model, blob = load_model(settings.model, seed_index=settings.seed_index)
     gs, source = load_graphs(settings.data, settings.synthetic, settings.n_graphs, settings.seed)
     check_compatible(blob, gs, source)
+    # labels, predictions, probabilities and the rule read in the model's classes: data whose labels use only
+    # some of them would otherwise name (and keep) fewer classes than the model outputs
+    gs = replace(gs, class_names=list(blob["class_names"]))
     return ExplainInputs(settings, gs, model, blob)
 
 
@@ -492,7 +598,7 @@ def explain_graphs(inputs: ExplainInputs) -> list[dict[str, Any]]:
     for g in idx:
         rec: dict[str, Any] = {"graph": int(g), "label": gs.class_names[gs.y[g]],
                                "prediction": gs.class_names[int(pred["probs"][g].argmax())],
-                               "probs": {c: float(p) for c, p in zip(gs.class_names, pred["probs"][g], strict=False)},
+                               "probs": {c: float(p) for c, p in zip(gs.class_names, pred["probs"][g], strict=True)},
                                "gnn_relevance": None if rel is None else rel[0],
                                "rule_relevance": None if rel is None else rel[1]}
         if rule and rule["kind"] == "binary":

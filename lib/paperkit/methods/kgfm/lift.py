@@ -191,6 +191,68 @@ def _binary_pairs(A, B, n):  # pragma: no cover - compiled
     return out
 
 
+@njit(cache=True)
+def _binary_count(A, B, n):  # pragma: no cover - compiled
+    """How many rows ``_binary_pairs`` returns, without building them (one bit per relation pair)."""
+    acc = np.zeros((n, A.shape[1]), np.uint64)
+    ra = np.empty(n, np.int64)
+    for v in range(A.shape[0]):
+        for i in range(_bits(A, v, ra)):
+            for w in range(A.shape[1]):
+                acc[ra[i], w] |= B[v, w]
+    total = 0
+    for r in range(n):
+        for w in range(acc.shape[1]):
+            b = acc[r, w]
+            while b:
+                b &= b - np.uint64(1)
+                total += 1
+    return total
+
+
+@njit(cache=True)
+def _path_count(x, r2, y, hmask, tmask, n, limit):  # pragma: no cover - compiled
+    """How many rows the four ``_path_motifs`` arrays hold together, without storing them: the same walk,
+    counting each r2's (r1, r3) bits; stops once past ``limit`` (the count is then only a lower bound)."""
+    words = hmask.shape[1]
+    acc = np.zeros((4, n, words), np.uint64)
+    uh = np.zeros(words, np.uint64)
+    ut = np.zeros(words, np.uint64)
+    rel = np.empty(n, np.int64)
+    total = 0
+    i = 0
+    while i < len(x):
+        r = r2[i]
+        while i < len(x) and r2[i] == r:
+            v = x[i]
+            uh[:] = 0
+            ut[:] = 0
+            while i < len(x) and r2[i] == r and x[i] == v:
+                for w in range(words):
+                    uh[w] |= hmask[y[i], w]
+                    ut[w] |= tmask[y[i], w]
+                i += 1
+            for a in range(_bits(tmask, v, rel)):
+                for w in range(words):
+                    acc[0, rel[a], w] |= uh[w]
+                    acc[1, rel[a], w] |= ut[w]
+            for a in range(_bits(hmask, v, rel)):
+                for w in range(words):
+                    acc[2, rel[a], w] |= ut[w]
+                    acc[3, rel[a], w] |= uh[w]
+        for j in range(4):
+            for r1 in range(n):
+                for w in range(words):
+                    b = acc[j, r1, w]
+                    while b:
+                        b &= b - np.uint64(1)
+                        total += 1
+                    acc[j, r1, w] = 0
+        if total > limit:
+            return total
+    return total
+
+
 def _paths(graph: Graph, head_sets: np.ndarray, tail_sets: np.ndarray) -> dict[str, np.ndarray]:
     """The four 3-path motifs: (r1, r2, r3) for every middle edge r2(x, y), r1 meeting x at its PATH_ENDS[0]
     end and r3 meeting y at its PATH_ENDS[1] end.
@@ -340,18 +402,49 @@ def check_star_size(graph: Graph, family: str, max_hyperedges: int | None, *, cu
                          "or use a smaller arity")
 
 
+def enumerated_size(graph: Graph, family: str, limit: int) -> int:
+    """Hyperedges of the binary and 3-path motifs of ``family`` (a star's are ``star_size``), counted without
+    building them; past ``limit`` the count stops early and is only a lower bound. Their number grows as the
+    square (binary) or cube (3-path) of the relations meeting at an entity: a hub with R relations in and out
+    gives ~R^2 hyperedges per 3-path motif."""
+    types = motif_types(family)
+    if not types:
+        return 0
+    sets = dict(zip("ht", relation_sets(graph), strict=True))
+    total = 0
+    for name in types:
+        if name in BINARY:
+            total += int(_binary_count(sets[name[0]], sets[name[2]], graph.n_rel2))
+    if total <= limit and PATHS[0] in types:
+        order = np.lexsort((graph.edges[:, 0], graph.edges[:, 1]))
+        x, r2, y = (np.ascontiguousarray(graph.edges[order, i]) for i in range(3))
+        total += int(_path_count(x, r2, y, sets["h"], sets["t"], graph.n_rel2, limit - total))
+    return total
+
+
+def check_lift_size(graph: Graph, family: str, max_hyperedges: int | None, *, cubes_ok: bool = False) -> None:
+    """Refuse, before building it, a lift that would enumerate more than ``max_hyperedges`` hyperedges: the
+    star check (``check_star_size``), then the binary and 3-path motifs together."""
+    if max_hyperedges is None:
+        return
+    check_star_size(graph, family, max_hyperedges, cubes_ok=cubes_ok)
+    if enumerated_size(graph, family, max_hyperedges) > max_hyperedges:
+        raise UsageError(f"--motifs {family}: the lift would enumerate more than {max_hyperedges} hyperedges "
+                         f"(--max-hyperedges); pass a larger --max-hyperedges, or use a smaller family")
+
+
 def lift(graph: Graph, family: str, *, max_hyperedges: int | None = 5_000_000, star_cubes_ok: bool = False) -> Lift:
-    """LIFT_F(G) for a family name; a star lift over ``max_hyperedges`` tuples is refused up front.
+    """LIFT_F(G) for a family name; a lift over ``max_hyperedges`` hyperedges is refused up front.
 
     ``star_cubes_ok``: hold a star lift as cubes (``StarCubes``, the same hyperedges without enumerating them;
     what the model needs) where the tail sets have few enough intersections; else as enumerated tuples."""
     types = motif_types(family)
     out = Lift(graph.n_rel2)
+    check_lift_size(graph, family, max_hyperedges, cubes_ok=star_cubes_ok)
     if family == "ultra":  # weighted: the products of the sparse incidences
         for name in types:
             out.edges[name], out.weights[name] = _binary(*incidence(graph), name)
         return out
-    check_star_size(graph, family, max_hyperedges, cubes_ok=star_cubes_ok)
     sets = dict(zip("ht", relation_sets(graph), strict=True))
     paths = _paths(graph, sets["h"], sets["t"]) if PATHS[0] in types else {}
     for name in types:

@@ -22,10 +22,12 @@ from paperkit.methods.kgfm.data import (
     filter_sets,
     read_triples,
 )
-from paperkit.methods.kgfm.lift import Lift, check_star_size, hyperedge_rows, lift, parse_family
+from paperkit.methods.kgfm.lift import Lift, check_lift_size, hyperedge_rows, lift, parse_family
 from paperkit.methods.kgfm.wl import entity_colors, relation_colors, separated_pairs
 
 KINDS = ("connecthub", "search", "rules")
+MAX_LR = 10.0  # AdamW moves each weight by about lr per step: far above this the loss can only diverge
+MAX_ROUNDS = 1000  # kgfm-wl: a partition of n items is stable after at most n rounds
 
 
 # ------------------------------------------------------------------------------------------- gen
@@ -115,6 +117,9 @@ class WlSettings:
 
 def run_wl(s: WlSettings) -> dict[str, Any]:
     """Relation colours per family (and link colours from --source); which pairs each family separates."""
+    if s.rounds is not None and not 1 <= s.rounds <= MAX_ROUNDS:
+        raise UsageError(f"--rounds {s.rounds}: expected 1..{MAX_ROUNDS} (leave it out to refine until the colour "
+                         "partition is stable)")
     lg, lifts = run_lift(LiftSettings(s.graph, s.motifs, s.max_hyperedges))
     v = lg.vocab
     names = v.relations + [f"{n}^-1" for n in v.relations]
@@ -185,7 +190,23 @@ def _positive(value: float, flag: str) -> None:
         raise UsageError(f"{flag} must be > 0 (got {value})")
 
 
+def _check_lr(lr: float) -> None:
+    if not 0 < lr <= MAX_LR:
+        raise UsageError(f"--lr must be in (0, {MAX_LR:g}] (got {lr})")
+
+
+_CONFIG_RANGES = {"dim": (1, 1024), "layers": (1, 12)}  # kgfm-motif's --dim and --layers
+
+
+def _not_checkpoint(path: str, why: str) -> InputError:
+    return InputError(f"{path}: not a kgfm-motif checkpoint ({why})")
+
+
 def load_checkpoint(path: str, dim: int | None = None) -> dict:
+    """A model.pt of kgfm-motif, its config checked field by field (the ranges kgfm-motif accepts) and its
+    weights finite: NaN weights score every entity NaN, which ranked as perfect."""
+    from paperkit.core.validate import check_finite_weights
+
     io.require_file(path)
     try:
         ck = io.load_torch(path)
@@ -193,9 +214,61 @@ def load_checkpoint(path: str, dim: int | None = None) -> dict:
         raise InputError(f"{path}: not a kgfm-motif checkpoint ({type(e).__name__})") from None
     if not isinstance(ck, dict) or "config" not in ck or "state_dict" not in ck:
         raise InputError(f"{path}: not a kgfm-motif checkpoint (no config/state_dict)")
-    if dim is not None and ck["config"].get("dim") != dim:
-        raise InputError(f"{path}: checkpoint has dimension {ck['config'].get('dim')}, but --dim is {dim}")
+    c = ck["config"]
+    if not isinstance(c, dict):
+        raise _not_checkpoint(path, f"'config' is a {type(c).__name__}; expected a mapping")
+    for key in ("family", "dim", "layers", "dropout"):
+        if key not in c:
+            raise _not_checkpoint(path, f"config.{key} is missing")
+    try:  # parse_family's own error names --motifs, an option of kgfm-motif, not of this file
+        known = isinstance(c["family"], str) and bool(parse_family(c["family"]))
+    except UsageError:
+        known = False
+    if not known:
+        raise _not_checkpoint(path, f"config.family is {c['family']!r}; expected a motif family (none, h2t, ultra, "
+                                    "f2, f3, starK)")
+    for key, (low, high) in _CONFIG_RANGES.items():
+        if type(c[key]) is not int or not low <= c[key] <= high:
+            raise _not_checkpoint(path, f"config.{key} is {c[key]!r}; expected an integer in {low}..{high}")
+    d = c["dropout"]
+    if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0 <= d < 1:
+        raise _not_checkpoint(path, f"config.dropout is {d!r}; expected a number in [0, 1)")
+    if not isinstance(c.get("relation_norm", False), bool):
+        raise _not_checkpoint(path, f"config.relation_norm is {c['relation_norm']!r}; expected true or false")
+    sd = ck["state_dict"]
+    if not isinstance(sd, dict) or not all(isinstance(k, str) for k in sd):
+        raise _not_checkpoint(path, "'state_dict' is not a mapping of tensor names")
+    check_finite_weights(sd, path, "state_dict")
+    if dim is not None and c["dim"] != dim:
+        raise InputError(f"{path}: checkpoint has dimension {c['dim']}, but --dim is {dim}")
     return ck
+
+
+def _check_fits(cfg: Any, ck: dict, path: str) -> None:
+    """The checkpoint's tensors are those of a model of ``cfg``, by name and shape: checked on the meta device
+    (nothing allocated) while reading the inputs, instead of failing in load_state_dict mid-run."""
+    import torch
+
+    from paperkit.methods.kgfm.model import MotifModel
+
+    with torch.device("meta"):
+        want = {k: tuple(v.shape) for k, v in MotifModel(cfg).state_dict().items()}
+    got = {k: tuple(v.shape) if isinstance(v, torch.Tensor) else None for k, v in ck["state_dict"].items()}
+    key = next((k for k in sorted(want.keys() | got.keys()) if want.get(k) != got.get(k)), None)
+    if key is not None:
+        why = ("is missing" if key not in got else "is not in this model" if key not in want
+               else f"has shape {list(got[key] or [])}, this model {list(want[key])}")
+        raise InputError(f"{path}: checkpoint does not fit this model of motifs {cfg.family} "
+                         f"(tensor '{key}' {why})")
+
+
+def _model_config(s: MotifSettings, init: dict | None) -> Any:
+    from paperkit.methods.kgfm.model import ModelConfig
+
+    cfg = ModelConfig(family=s.motifs, dim=s.dim, layers=s.layers, dropout=s.dropout, relation_norm=s.relation_norm)
+    if init is not None:
+        cfg = replace(cfg, layers=init["config"]["layers"], relation_norm=init["config"].get("relation_norm", False))
+    return cfg
 
 
 def _read_links(path: str, splits: dict[str, LoadedGraph]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -205,6 +278,12 @@ def _read_links(path: str, splits: dict[str, LoadedGraph]) -> dict[str, tuple[np
             raise InputError(f"{path}: missing column '{col}' (expected split, head, relation, tail, label)")
     out = {}
     cols = {c: t.column(c) for c in ("split", "head", "relation", "tail", "label")}
+    named = {str(x) for x in cols["split"]}
+    if "test" in named and "test" not in splits:  # they were dropped, and only train accuracy reported
+        raise UsageError(f"{path} has 'test' rows; give their graph with --test (or drop the rows)")
+    if named - {"train", "test"}:
+        raise InputError(f"{path}: column 'split' holds {sorted(named - {'train', 'test'})[0]!r}; expected train "
+                         "or test")
     for split, lg in splits.items():
         idx = [i for i, s in enumerate(cols["split"]) if str(s) == split]
         if not idx:
@@ -225,15 +304,23 @@ def _read_links(path: str, splits: dict[str, LoadedGraph]) -> dict[str, tuple[np
 def prepare_motif(s: MotifSettings) -> MotifInputs:
     parse_family(s.motifs)
     _positive(s.neg, "--neg")
-    _positive(s.lr, "--lr")
+    _check_lr(s.lr)
     _positive(s.temperature, "--temperature")
     if not 0 <= s.stop_accuracy <= 1:
         raise UsageError(f"--stop-accuracy must be in [0, 1] (got {s.stop_accuracy}); 0 trains every epoch")
+    if s.labels and (s.valid or s.train_queries):
+        # link classification trains on the labelled links and ranks nothing: these files were never read
+        raise UsageError(f"--labels trains a link classifier; {'--valid' if s.valid else '--train-queries'} "
+                         "applies to ranking only (leave out --labels, or the ranking files)")
     init = load_checkpoint(s.init, s.dim) if s.init else None
+    if init is not None:
+        _check_fits(_model_config(s, init), init, s.init)
     tr = load_graph(s.train)
-    check_star_size(tr.graph, s.motifs, s.max_hyperedges, cubes_ok=True)  # the model holds stars as cubes
+    check_lift_size(tr.graph, s.motifs, s.max_hyperedges, cubes_ok=True)  # the model holds stars as cubes
     if s.labels:
         test_graph = load_graph(s.test) if s.test else None
+        if test_graph is not None:
+            check_lift_size(test_graph.graph, s.motifs, s.max_hyperedges, cubes_ok=True)
         links = _read_links(s.labels, {"train": tr, **({"test": test_graph} if test_graph else {})})
         return MotifInputs(s, tr, tr.triples, None, None, test_graph, links, init)
     queries, valid, test = (encode(read_triples(p), tr.vocab, p) if p else None
@@ -257,15 +344,12 @@ def _model_and_tensors(s: MotifSettings, lg: LoadedGraph, init: dict | None):
     import torch
 
     from paperkit.core.devices import resolve_device
-    from paperkit.methods.kgfm.model import ModelConfig, MotifModel
+    from paperkit.methods.kgfm.model import MotifModel
     from paperkit.methods.kgfm.train import GraphTensors
 
     dev = resolve_device(s.device)
     torch.manual_seed(s.seed)
-    cfg = ModelConfig(family=s.motifs, dim=s.dim, layers=s.layers, dropout=s.dropout, relation_norm=s.relation_norm)
-    if init is not None:
-        cfg = replace(cfg, layers=init["config"]["layers"], relation_norm=init["config"].get("relation_norm", False))
-    model = MotifModel(cfg).to(dev)
+    model = MotifModel(_model_config(s, init)).to(dev)
     if init is not None:
         _load_state(model, init, s.init or "checkpoint")
     lf = lift(lg.graph, s.motifs, max_hyperedges=s.max_hyperedges, star_cubes_ok=True)
@@ -374,12 +458,25 @@ class EvalInputs:
 
 def prepare_eval(s: EvalSettings) -> EvalInputs:
     _positive(s.neg, "--neg")
-    _positive(s.lr, "--lr")
+    _check_lr(s.lr)
     ck = load_checkpoint(s.model)
+    ms = _eval_motif_settings(s, ck)
+    _check_fits(_model_config(ms, ck), ck, s.model)
     lg = load_graph(s.graph)
+    try:
+        check_lift_size(lg.graph, ms.motifs, ms.max_hyperedges, cubes_ok=True)
+    except UsageError:  # kgfm-eval has no --motifs nor --max-hyperedges: the family is the checkpoint's
+        raise InputError(f"{s.graph}: the {ms.motifs} lift of this graph (the model's motif family) would hold "
+                         f"more than {ms.max_hyperedges} hyperedges") from None
     q = encode(read_triples(s.queries), lg.vocab, s.queries)
     check_conditionable(q, lg.graph, lg.vocab, s.queries)
     return EvalInputs(s, ck, lg, q)
+
+
+def _eval_motif_settings(s: EvalSettings, ck: dict) -> MotifSettings:
+    c = ck["config"]
+    return MotifSettings(motifs=c["family"], dim=c["dim"], layers=c["layers"], dropout=float(c["dropout"]),
+                         relation_norm=c.get("relation_norm", False), seed=s.seed, device=s.device)
 
 
 def execute_eval(inputs: EvalInputs, progress: Any = default_progress) -> dict[str, Any]:
@@ -388,8 +485,7 @@ def execute_eval(inputs: EvalInputs, progress: Any = default_progress) -> dict[s
 
     s, ck = inputs.settings, inputs.checkpoint
     c = ck["config"]
-    ms = MotifSettings(motifs=c["family"], dim=c["dim"], layers=c["layers"], dropout=c["dropout"],
-                       relation_norm=c.get("relation_norm", False), seed=s.seed, device=s.device)
+    ms = _eval_motif_settings(s, ck)
     model, gt = _model_and_tensors(ms, inputs.graph, ck)
     filters = filter_sets(inputs.graph.triples, inputs.queries, n_relations=inputs.graph.vocab.n_relations)
     if s.epochs:

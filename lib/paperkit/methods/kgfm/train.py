@@ -11,6 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from paperkit.core.errors import UsageError
 from paperkit.methods.kgfm.data import Graph, tail_queries
 from paperkit.methods.kgfm.lift import Lift
 from paperkit.methods.kgfm.model import LiftTensors, MotifModel
@@ -56,9 +57,18 @@ def filter_mask(queries: np.ndarray, filters: dict[tuple[int, int], np.ndarray],
 
 
 def filtered_ranks(scores: torch.Tensor, targets: torch.Tensor, known: torch.Tensor) -> torch.Tensor:
-    """1 + number of non-answers scoring at least the target (ties count against it, as in ULTRA)."""
+    """1 + number of non-answers scoring at least the target (ties count against it, as in ULTRA). A NaN
+    score counts as a tie: every comparison with NaN is false, so NaN scores would rank the target first."""
     target = scores.gather(1, targets[:, None])
-    return 1 + ((scores >= target) & ~known).sum(dim=1)
+    at_least = (scores >= target) | scores.isnan() | target.isnan()
+    return 1 + (at_least & ~known).sum(dim=1)
+
+
+def check_loss(loss: torch.Tensor, epoch: int, lr: float) -> None:
+    """Stop at the first non-finite loss: the weights are NaN from then on, and NaN scores mean nothing."""
+    if not bool(torch.isfinite(loss)):
+        raise UsageError(f"training diverged: the loss is {loss.item()} in epoch {epoch + 1}; lower --lr "
+                         f"(now {lr:g})")
 
 
 def rank_metrics(ranks: np.ndarray) -> dict[str, float]:
@@ -121,6 +131,7 @@ def train_ranking(model: MotifModel, gt: GraphTensors, triples: np.ndarray,
             sc = gt.scores(model, qb, hide=True)
             pos = sc.gather(1, torch.as_tensor(qb[:, 2:3], device=dev)).squeeze(1)
             loss = self_adversarial_loss(pos, sc.gather(1, neg), temperature)
+            check_loss(loss, epoch, lr)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -157,6 +168,7 @@ def train_classifier(model: MotifModel, gt: GraphTensors, links: np.ndarray, lab
             sc = gt.scores(model, links[idx], hide=True)
             logit = sc.gather(1, torch.as_tensor(links[idx, 2:3], device=sc.device)).squeeze(1)
             loss = F.binary_cross_entropy_with_logits(logit, y[idx])
+            check_loss(loss, epoch, lr)
             opt.zero_grad()
             loss.backward()
             opt.step()
