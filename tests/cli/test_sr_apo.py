@@ -83,11 +83,13 @@ def _write(path, text):
     ("a,b,target\n1,2,3\n2,nan,4\n3,5,1\n4,4,2\n", [], 3, "NaN"),
     ("a,target\n1,3\n2,4\n", ["--head", "4"], 3, "at least 3 rows"),
     ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--head", "0"], 2, "head"),
-    ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--head", "4", "--max-expressions", "1000"], 1, "177,708"),
+    ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--head", "4", "--max-expressions", "1000"], 2, "raise --max-expressions"),
     ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--shard", "4/3"], 2, "K <= N"),
     ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--optimizers", "BFGS"], 2, "--engine scipy"),
     ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--engine", "scipy", "--optimizers", "Adam"], 2, "unknown"),
     ("a,b,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--features", "c"], 3, "no feature column 'c'"),
+    # the column named "1" is feature index 0: the name won silently over the index
+    ("1,0,target\n1,2,3\n2,1,4\n3,5,1\n4,4,2\n", ["--features", "1", "--head", "1"], 3, "'1' is ambiguous"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(pk, tmp_path, content, args, code, needle):
     data = _write(tmp_path / "d.csv", content)
@@ -410,3 +412,68 @@ def test_equation_variable_that_is_also_another_columns_name_is_refused():
         parse_equation("3.0*x0*x1 + 1.0", ["x1", "x2"])
     assert np.allclose(evaluate_equation(parse_equation("3.0*x0*x1", ["x0", "x1"]), X), 3 * X[:, 0] * X[:, 1])
     assert np.allclose(evaluate_equation(parse_equation("2 * x0", ["x1", "x2"]), X), 2 * X[:, 0])  # x0: no such column
+
+
+def test_front_refuses_outputs_over_the_files_it_reads_and_skips_its_own_manifests(pk, data_csv, tmp_path):
+    """--plot on the standardisation.json beside the summaries turned it into a PNG (exit 0), and a folder scan
+    read the <name>_summary.csv.manifest.json written beside an earlier -o as a summary (exit 3)."""
+    import shutil
+
+    assert _search(pk, data_csv, tmp_path / "apo").exit_code == 0
+    run = tmp_path / "s"  # a plain folder of summaries (not a run dir: no manifest lists its files)
+    run.mkdir()
+    for name in ("toy_LM_2_11284_summary.csv", "standardisation.json"):
+        shutil.copy(tmp_path / "apo" / name, run)
+    before = (run / "standardisation.json").read_bytes()
+    for opt, path in (("--plot", run / "standardisation.json"), ("-o", run / "toy_LM_2_11284_summary.csv")):
+        args = ["-o", tmp_path / "f.csv"] if opt == "--plot" else []
+        r = pk("sr-apo-front", "--summaries", run, opt, path, *args)
+        assert r.exit_code == 2 and "is the input file" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    assert (run / "standardisation.json").read_bytes() == before and not (tmp_path / "f.csv").exists()
+    (run / "sub").mkdir()
+    (run / "sub" / "old_LM_2_1_summary.csv.manifest.json").write_text("{}")
+    (run / "old_LM_2_1_summary.csv.bak").write_text("junk")
+    for summaries in (run, str(run / "*")):
+        r = pk("sr-apo-front", "--summaries", summaries, "-o", tmp_path / "g.csv")
+        assert r.exit_code == 0, r.stderr
+
+
+def test_front_data_is_used_only_where_there_is_no_standardisation_file(pk, data_csv, tmp_path):
+    """--help: --data is used when there is no standardisation.json; it used to override the run's own file."""
+    assert _search(pk, data_csv, tmp_path / "run").exit_code == 0
+    other = _write(tmp_path / "other.csv", "a,b,target\n1,2,30\n2,5,40\n5,1,60\n7,3,10\n")
+    r = pk("sr-apo-front", "--summaries", tmp_path / "run", "--data", other, "-o", tmp_path / "f.csv")
+    assert r.exit_code == 0, r.stderr
+    want = [row["formula"] for row in _front(tmp_path / "run" / "front.csv")]
+    assert [row["formula"] for row in _front(tmp_path / "f.csv")] == want
+
+
+def test_compare_refuses_an_empty_models_table_and_a_falling_front(pk, tmp_path):
+    """A header-only models table gave exit 0 and an empty file; a "front" whose R² falls with length gave
+    wrong negative gaps (length 3 read as 0.5 although length 1 reaches 0.9)."""
+    front = _write(tmp_path / "front.csv", "length,R2\n1,0.5\n3,0.7\n")
+    empty = _write(tmp_path / "m_empty.csv", "model,length,R2\n")
+    r = pk("sr-apo-compare", "--front", front, "--models", empty, "-o", tmp_path / "e.csv")
+    assert r.exit_code == 3 and "m_empty.csv: no model rows" in r.stderr, r.stderr
+    assert not (tmp_path / "e.csv").exists()
+    falling = _write(tmp_path / "front_bad.csv", "length,R2\n3,0.5\n1,0.9\n")
+    models = _write(tmp_path / "models.csv", "model,length,R2\nA,1,0.5\nB,3,0.8\n")
+    r = pk("sr-apo-compare", "--front", falling, "--models", models, "-o", tmp_path / "g.csv")
+    assert r.exit_code == 3 and "front_bad.csv" in r.stderr and "length 3" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "g.csv").exists()
+
+
+def test_compare_leaves_the_gap_empty_for_an_equation_that_is_nan_on_the_data(pk, data_csv, tmp_path):
+    """--help: such an equation gets an empty R2 and gap; the CSV said gap=nan (and the summary mean nan)."""
+    import csv
+
+    front = _write(tmp_path / "front.csv", "length,R2\n1,0.5\n3,0.7\n")
+    hof = _write(tmp_path / "hof.csv", "Complexity,Loss,Equation\n1,0.1,log(a-50)\n3,0.05,a/0\n")
+    r = pk("sr-apo-compare", "--front", front, "--models", hof, "--data", data_csv, "-o", tmp_path / "n.csv",
+           "--summary", tmp_path / "s.csv")
+    assert r.exit_code == 0, r.stderr
+    with open(tmp_path / "n.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(row["R2"], row["gap"]) for row in rows] == [("", ""), ("", "")]
+    with open(tmp_path / "s.csv", newline="") as f:
+        assert all(row["mean_gap"] == "" for row in csv.DictReader(f))

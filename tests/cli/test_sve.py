@@ -215,3 +215,30 @@ def test_bad_input(pk, tmp_path, rendered):
         assert r.exit_code != 0 and "CUDA" in r.stderr and r.stderr.count("\n") == 1
         r = pk("sve-encode", *TINY, "--device", "cuda", "--run-dir", tmp_path / "r")
         assert r.exit_code != 0 and "CUDA" in r.stderr and not (tmp_path / "r").exists()
+
+
+def test_bad_question_arrays_are_refused_before_the_run(pk, tmp_path, rendered):
+    """Question arrays out of range, short, NaN or of the wrong dtype: exit 3 naming the file and the array (they
+    used to crash in one_hot/indexing or give a silently wrong probe accuracy), and sve-encode makes no run dir."""
+    from paperkit.core import io
+
+    d, data = rendered
+    bad = {"q_type": data["q_type"] + 9, "q_class": data["q_class"] + 40, "q_answer": data["q_answer"] + 99,
+           "q_options": np.zeros_like(data["q_options"]), "q_values": np.full_like(data["q_values"], np.nan),
+           "q_points": data["q_points"] + 500}
+    cases = [(f"{k}.npz", k, {k: v}) for k, v in bad.items()]
+    cases += [("short.npz", "q_type", {"q_type": data["q_type"][:2]}),
+              ("float.npz", "q_class", {"q_class": data["q_class"].astype(np.float64)})]
+    for fname, key, change in cases:
+        io.write_arrays(tmp_path / fname, {**data, **change})
+        r = pk("sve-eval", "--data", tmp_path / fname, "--model", d / "model.pt", "--device", "cpu", "-j", "1")
+        _check(r, 3)
+        assert fname in r.stderr and f"'{key}'" in r.stderr, r.stderr
+    r = pk("sve-encode", *TINY, "--eval", tmp_path / "q_type.npz", "--run-dir", tmp_path / "r")
+    _check(r, 3)
+    assert not (tmp_path / "r").exists()
+    # Other integer and float widths are valid data: cast, not refused (float64 points used to crash in Linear).
+    io.write_arrays(tmp_path / "wide.npz", {**data, "q_points": data["q_points"].astype(np.float64),
+                                            "q_type": data["q_type"].astype(np.int32)})
+    r = pk("sve-eval", "--data", tmp_path / "wide.npz", "--model", d / "model.pt", "--device", "cpu", "-j", "1")
+    assert r.exit_code == 0, r.stderr

@@ -105,6 +105,13 @@ def test_fit_symmetrize_flag_accepts_asymmetric_input(pk, tmp_path):
 
 @pytest.mark.parametrize("args, code, words", [
     (["symeq-basis", "--k", "7"], 2, "above 6"),
+    (["symeq-basis", "--k", "-1"], 2, "--k -1: expected a tensor order in 0..6"),   # said "above 6"
+    # the memory refusals name the options that size the data (they named --sweep and a bare "n", and offered
+    # to "raise the limit" with them)
+    (["symeq-fit", "--n", "3", "--n-train", "1000000000000", "--n-test", "8", "--test-n", "", "--steps", "1"], 2,
+     "the generated data (sized by --n-train or --sweep"),
+    (["symeq-fit", "--n", "1000000000000", "--n-train", "8", "--n-test", "8", "--test-n", "", "--steps", "1"], 2,
+     "(sized by --n, --test-n, --hidden"),
     (["symeq-basis", "--n", "0"], 2, "at least 1"),
     (["symeq-basis", "--k", "4", "--l", "4", "--n", "40", "--dense", "x.npy"], 2, "elements"),
     (["symeq-basis", "--k", "6", "--l", "6", "--kind", "diagram"], 2, "change of basis"),

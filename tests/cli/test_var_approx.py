@@ -112,6 +112,16 @@ def test_tokenize_writes_error_per_scale_and_same_seed_same_bytes(pk, tmp_path):
     (["var-approx-sweep", "--targets", "nope"], 2, "nope"),
     (["var-approx-sweep", "--merge", "no-such-dir"], 3, "no-such-dir"),
     (["var-approx-construct", "--delta", "0.3"], 2, "1/k"),
+    # a huge count is shown as a power (formatting 4**10000 exceeded str()'s digit limit: exit 70)
+    (["var-approx-construct", "--init", "100x100", "--scales", "200"], 2, "4^10000"),
+    # the sweep's errors name its own list options, with the value as typed
+    (["var-approx-sweep", "--widths", "2,4", "--schedules", "8-4-2"], 2, "--schedules 8-4-2 must be strictly"),
+    (["var-approx-sweep", "--widths", "2,100000"], 2, "--widths 100000"),
+    (["var-approx-sweep", "--embeds", "100000"], 2, "--embeds 100000"),
+    (["var-approx-sweep", "--widths", "2", "--lipschitz", "1", "--embeds", "2", "--seeds", "0", "--steps", "1",
+      "--n-train", "4", "--n-test", "2", "--batch-size", "2", "--device", "cpu"], 2, "at least 2 widths"),
+    (["var-approx-sweep", "--widths", "2,4", "--lipschitz", "1", "--embeds", "2", "--shard", "3/3"], 2, "no cells"),
+    (["var-approx", *TINY, "--readout", "pyramid", "--ablate", "no-pyramid"], 2, "--readout pyramid"),
     (["var-approx-tokenize", "--scales", "1,2,4"], 2, "last scale"),
     (["var-approx-tokenize", "--scales", "4,2,16"], 2, "increasing"),
     (["var-approx-tokenize", "--patch", "3"], 2, "divide"),
@@ -132,9 +142,35 @@ def test_bad_options(pk, tmp_path, args, code, words):
     (lambda p: np.save(p, np.ones((2, 2))), "rank"),
     (lambda p: np.save(p, np.full((1, 2, 2, 1), np.nan)), "NaN"),
     (lambda p: p.write_bytes(b"\x93NUMPY\x01"), "x.npy"),
+    (lambda p: np.save(p, np.zeros((0, 2, 2, 1))), "holds no maps"),      # torch's interpolation used to crash
+    (lambda p: np.save(p, np.zeros((3, 2, 2, 0))), "holds no maps"),
 ])
 def test_bad_pyramid_input(pk, tmp_path, make, words):
     make(tmp_path / "x.npy")
     r = pk("var-approx-pyramid", "--input", tmp_path / "x.npy", "-o", tmp_path / "p.npy")
     assert r.exit_code == 3, r.stderr
     assert words in r.stderr
+
+
+def _sweep_csv(path, rmse=("0.5", "0.25")):
+    path.mkdir()
+    rows = [f"{i},fourier,1.0,{w},2,2-4-8,0,0.4,{e},0.1,0.9,50,84" for i, (w, e) in enumerate(zip((2, 4), rmse, strict=True))]
+    (path / "sweep.csv").write_text("cell,target,lipschitz,width,embed,scales,seed,train_rmse,test_rmse,test_rel_l2,"
+                                    "test_max_error,parameters,tokens\n" + "\n".join(rows) + "\n")
+
+
+def test_merge_refuses_non_finite_results(pk, tmp_path):
+    """A NaN test RMSE in a shard gave exit 0, a NaN slope and bare NaN (not JSON) on stdout."""
+    _sweep_csv(tmp_path / "ok")
+    r = pk("var-approx-sweep", "--merge", tmp_path / "ok", "--run-dir", tmp_path / "m", "-q")
+    assert r.exit_code == 0, r.stderr
+
+    def strict(c):
+        raise ValueError(c)
+    assert json.loads(r.stdout, parse_constant=strict)["slopes"] == {"fourier/L=1/D=2/2-4-8": -1.0}
+    for name, rmse in (("nan", ("nan", "0.25")), ("inf", ("0.5", "inf")), ("zero", ("0", "0.25"))):
+        _sweep_csv(tmp_path / name, rmse)
+        r = pk("var-approx-sweep", "--merge", tmp_path / name, "--run-dir", tmp_path / f"m_{name}")
+        assert r.exit_code == 3, (name, r.stderr)
+        assert "sweep.csv" in r.stderr and "test_rmse" in r.stderr and r.stderr.count("\n") == 1
+        assert not (tmp_path / f"m_{name}").exists()

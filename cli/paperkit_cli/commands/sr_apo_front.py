@@ -50,10 +50,15 @@ def cli(patterns, feature_names, latex, export, standardisation_path, data_path,
       $ paperkit sr-apo-front --summaries runs/apo --export latex --format csv -o front.csv
       $ paperkit sr-apo-front --summaries 'fronts/192_vineyard_*' --data 192_vineyard.tsv.gz -o vineyard.csv
     """
-    from paperkit.core import tables
+    from paperkit.core import io, tables
     from paperkit.core.errors import UsageError
     from paperkit.methods.sr_apo.formula import read_standardisation
-    from paperkit.methods.sr_apo.front import collect_summaries, front_metadata, fronts_by_dataset
+    from paperkit.methods.sr_apo.front import (
+        collect_summaries,
+        front_metadata,
+        fronts_by_dataset,
+        standardisation_files,
+    )
 
     if standardisation_path and data_path:
         raise UsageError("--standardisation and --data both give the standardisation; give one")
@@ -66,9 +71,12 @@ def cli(patterns, feature_names, latex, export, standardisation_path, data_path,
         names = [c for c in t.columns if c != target]
         scaling = Standardisation.of(t.numeric(names), t.numeric([target])[:, 0], names, target)
     paths = collect_summaries(patterns)
+    # the summaries found in folders and globs, and the standardisation.json beside them, are inputs too
+    io.refuse_overwriting_inputs({"--output": output, "--plot": plot_path}, [*paths, *standardisation_files(paths)])
     names = [n.strip() for n in feature_names.split(",")] if feature_names else None
     rows, fronts = fronts_by_dataset(paths, feature_names=names, latex=latex, tolerance=tolerance,
-                                     standardisation=scaling, export=export)
+                                     standardisation=scaling if standardisation_path else None,
+                                     fallback=scaling if data_path else None, export=export)
     missing = sorted({str(r["dataset"]) for r in rows if r.get("formula") is None})
     if missing:
         options.report(f"sr-apo-front: no standardisation.json for {', '.join(missing[:5])}: the formula column "

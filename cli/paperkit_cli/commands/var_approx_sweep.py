@@ -72,4 +72,11 @@ def cli(run_dir, resume, force, merge_dirs, **kw):
                            extra={"wall_time_s": runtime.elapsed(), "shard": list(s.shard)})
     options.echo_data(json.dumps({"run_dir": str(run.path), "runs": len(rows),
                                   "slopes": {f"{x['target']}/L={x['lipschitz']:g}/D={x['embed']}/{x['scales']}":
-                                             round(x["slope"], 4) for x in slopes}}))
+                                             _finite(x["slope"]) for x in slopes}}))
+
+
+def _finite(x: float) -> float | None:
+    """The slope rounded for stdout, or null: bare NaN is not JSON (a diverged cell can still give one)."""
+    import math
+
+    return round(x, 4) if math.isfinite(x) else None

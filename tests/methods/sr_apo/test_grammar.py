@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from paperkit.core.errors import ResourceError, UsageError
+from paperkit.core.errors import UsageError
 from paperkit.methods.sr_apo.grammar import (
     _sorted_distinct,
     assign_fold_reference,
@@ -88,7 +88,8 @@ def test_shards_partition_the_expressions():
 
 def test_limits_and_bad_heads():
     assert raw_count(3, 2) >= 7803
-    with pytest.raises(ResourceError, match="177,708"):  # says how many it would be (upper bound)
+    # says how many it would be (upper bound) and names the option; a bad option, so UsageError (exit 2)
+    with pytest.raises(UsageError, match="177,708.*raise --max-expressions"):
         enumerate_expressions(4, 2, limit=1000)
     with pytest.raises(UsageError):
         enumerate_expressions(0, 2)

@@ -34,29 +34,46 @@ def front_value(front: dict[int, float], length: int) -> tuple[int | None, float
     return L, front[L]
 
 
+def check_monotone(front: dict[int, float], source: str) -> None:
+    """Refuse a "front" whose R² falls as length grows: the lookup takes the longest length <= L, which is the
+    best attainable R² only on a monotone front (it gave wrong, negative gaps on such a table)."""
+    from paperkit.core.errors import InputError
+
+    best_len, best = None, -math.inf
+    for L in sorted(front):
+        if front[L] < best:
+            raise InputError(f"{source}: R2 must not decrease with length on an APO front (length {L} has "
+                             f"{front[L]:.6g} < {best:.6g} at length {best_len}); expected a front from sr-apo-front")
+        best_len, best = L, front[L]
+
+
 def gaps(front: dict[int, float], lengths: Sequence[int], r2: Sequence[float],
          names: Sequence[str] | None = None, extra: Sequence[dict] | None = None) -> list[dict]:
-    """One row per model: name, length, R², front length and R², gap (front − model), then ``extra``."""
+    """One row per model: name, length, R², front length and R², gap (front − model), then ``extra``. The gap
+    is None when the model's R² is not finite or the model is shorter than the front."""
     out = []
     for i, (L, v) in enumerate(zip(lengths, r2, strict=True)):
         fl, fv = front_value(front, int(L))
-        gap = fv - float(v) if fl is not None and math.isfinite(v) else math.nan
+        # None, not NaN: the table leaves these cells empty (a NaN would be written as the text "nan")
+        gap = fv - float(v) if fl is not None and math.isfinite(v) else None
         out.append({"model": names[i] if names is not None else f"model{i}", "length": int(L),
-                    "R2": float(v) if math.isfinite(v) else None, "front_length": fl, "front_R2": fv, "gap": gap,
+                    "R2": float(v) if math.isfinite(v) else None, "front_length": fl,
+                    "front_R2": fv if fl is not None else None, "gap": gap,
                     **(extra[i] if extra is not None else {})})
     return out
 
 
 def summarize(rows: Sequence[dict]) -> list[dict]:
-    """Per model name: count, mean and median gap, how many sit on or above the front (gap <= 1e-9)."""
+    """Per model name: count, mean and median gap (None without a gap), how many sit on or above the front
+    (gap <= 1e-9)."""
     by: dict[str, list[float]] = {}
     for r in rows:
         by.setdefault(r["model"], []).append(r["gap"])
     out = []
     for name, g in by.items():
-        arr = np.array([x for x in g if math.isfinite(x)])
-        out.append({"model": name, "n": len(g), "mean_gap": float(arr.mean()) if arr.size else math.nan,
-                    "median_gap": float(np.median(arr)) if arr.size else math.nan,
+        arr = np.array([x for x in g if x is not None and math.isfinite(x)])
+        out.append({"model": name, "n": len(g), "mean_gap": float(arr.mean()) if arr.size else None,
+                    "median_gap": float(np.median(arr)) if arr.size else None,
                     "at_or_above_front": int((arr <= 1e-9).sum())})
     return out
 
@@ -109,6 +126,7 @@ def compare_tables(front_table, models_table, *, dataset: str | None = None, dat
         front[int(L)] = max(front.get(int(L), -math.inf), float(v))
     if not front:
         raise InputError(f"{front_table.source}: no front rows; expected (length, R2) rows")
+    check_monotone(front, front_table.source)
     rows = model_gaps(front, models_table, dataset=dataset, data=data)
     return rows, summarize(rows), front
 
@@ -118,8 +136,12 @@ def model_gaps(front: dict[int, float], models_table, *, dataset: str | None = N
     from paperkit.core.errors import InputError, UsageError
 
     sel = list(range(len(models_table)))
+    if not sel:     # a header-only table used to give exit 0 and an empty output
+        raise InputError(f"{models_table.source}: no model rows; expected one row per model")
     if dataset is not None and models_table.has("dataset"):
         sel = [i for i, v in enumerate(models_table.column("dataset")) if str(v) == dataset]
+        if not sel:
+            raise InputError(f"{models_table.source}: no model rows for dataset '{dataset}'")
     mn = _pick(models_table, NAME_NAMES, "name", required=False)
     names = [str(models_table.column(mn)[i]) for i in sel] if mn else None
     mr = _pick(models_table, R2_NAMES, "R2", required=False)

@@ -121,6 +121,11 @@ def select_columns(columns: list[str], target: str, features: str = "all", sourc
         if not part:
             continue
         if part in rest:
+            # a column named "1" that is not feature 1: the name would win silently over the index (the help
+            # says indices count columns without the target), so refuse rather than guess
+            if part.isdigit() and int(part) < len(rest) and rest[int(part)] != part:
+                raise InputError(f"{source}: --features '{part}' is ambiguous: the column named '{part}' or feature "
+                                 f"index {part} (column '{rest[int(part)]}'); rename the columns")
             out.append(part)
         elif part.lstrip("-").isdigit():
             j = int(part)

@@ -225,27 +225,45 @@ def sympy_expression(tokens: Sequence[int], params: np.ndarray | None = None,
         return expr
 
 
+_SUMMARY_SUFFIX = re.compile(r"_summary\.(?:csv|tsv)(?:\.gz)?$")
+
+
+def _is_summary_file(path: Path) -> bool:
+    """A table named like a summary (its full name is checked when read): not a ``.manifest.json`` or ``.bak``."""
+    return path.is_file() and _SUMMARY_SUFFIX.search(path.name) is not None
+
+
 def collect_summaries(patterns: Iterable[str]) -> list[Path]:
-    """Summary files from file paths, folders (searched recursively) and glob patterns; sorted, unique."""
+    """Summary files from file paths, folders (searched recursively) and glob patterns; sorted, unique.
+
+    Folders and globs yield only ``*_summary.csv`` / ``.tsv`` (``.gz``) files, so the
+    ``*_summary.csv.manifest.json`` that paperkit writes beside an output (or a ``*_summary.csv.bak``) is not
+    read as a summary; a file named explicitly is kept. Every name is checked when the file is read."""
     import glob
 
     found: set[Path] = set()
     for pattern in patterns:
         p = Path(pattern)
         if p.is_dir():
-            found.update(f for f in p.rglob("*_summary.csv*") if f.is_file())
+            found.update(f for f in p.rglob("*_summary.*") if _is_summary_file(f))
             continue
         matches = [Path(m) for m in glob.glob(pattern, recursive=True)]
         for m in matches:
             if m.is_dir():
-                found.update(f for f in m.rglob("*_summary.csv*") if f.is_file())
-            elif m.is_file():
+                found.update(f for f in m.rglob("*_summary.*") if _is_summary_file(f))
+            elif m.is_file() and (not glob.has_magic(pattern) or _is_summary_file(m)):
                 found.add(m)
         if not matches:
             raise InputError(f"{pattern}: no such file, folder or matching summaries")
     if not found:
         raise InputError(f"no summary files found in {', '.join(patterns)}; expected *_summary.csv files")
     return sorted(found)
+
+
+def standardisation_files(paths: Sequence[Path]) -> list[Path]:
+    """The ``standardisation.json`` files beside the summaries (read as inputs: no output may replace them)."""
+    return sorted({Path(p).parent / STANDARDISATION_FILE for p in paths
+                   if (Path(p).parent / STANDARDISATION_FILE).is_file()})
 
 
 def standardisations(paths: Sequence[Path]) -> dict[Path, Standardisation]:
@@ -260,11 +278,13 @@ def standardisations(paths: Sequence[Path]) -> dict[Path, Standardisation]:
 
 def fronts_by_dataset(paths: Sequence[Path], *, feature_names: Sequence[str] | None = None, latex: bool = False,
                       tolerance: float = DEFAULT_TOLERANCE, standardisation: Standardisation | None = None,
+                      fallback: Standardisation | None = None,
                       export: str = "sympy") -> tuple[list[dict], dict[str, dict[int, float]]]:
     """Read every summary, group by dataset, and return front.csv rows plus {dataset: {length: R²}}.
 
     The formula column needs the data's standardisation: ``standardisation`` for every dataset, else the
-    ``standardisation.json`` found beside a dataset's summaries (None when there is none).
+    ``standardisation.json`` found beside a dataset's summaries, else ``fallback`` (sr-apo-front's --data,
+    documented as used only where there is no such file), else None.
     """
     by: dict[str, list[dict]] = {}
     found = standardisations(paths) if standardisation is None else {}
@@ -278,6 +298,7 @@ def fronts_by_dataset(paths: Sequence[Path], *, feature_names: Sequence[str] | N
     fronts: dict[str, dict[int, float]] = {}
     for name in sorted(by):
         front = apo_front(by[name], tolerance)
-        rows.extend(front_rows(front, feature_names, latex=latex, standardisation=scaling.get(name), export=export))
+        rows.extend(front_rows(front, feature_names, latex=latex, standardisation=scaling.get(name) or fallback,
+                               export=export))
         fronts[name] = {L: r["R2"] for L, r in front.items()}
     return rows, fronts

@@ -258,15 +258,16 @@ class Expressions:
 def enumerate_expressions(head: int, n_features: int, *, limit: int | None = None) -> Expressions:
     """Every distinct folded expression of head length ``head`` over ``n_features`` features.
 
-    Refuses (ResourceError) when the raw assignment count exceeds ``limit``.
+    Refuses (UsageError: an absurd size is a bad option, exit 2) when the raw assignment count exceeds
+    ``limit`` (sr-apo-search's --max-expressions).
     """
     head = check_head(head)
     if n_features < 1:
         raise UsageError(f"number of features = {n_features}; expected at least 1")
     raw = raw_count(head, n_features)
     if limit is not None and raw > limit:
-        raise ResourceError(f"head length {head} with {n_features} features means up to {raw:,} expressions to "
-                            f"fit, above the limit of {limit:,}; raise the limit to run it anyway")
+        raise UsageError(f"head length {head} with {n_features} features means up to {raw:,} expressions to "
+                         f"fit, above --max-expressions {limit:,}; raise --max-expressions to run it anyway")
     _check_codable(head, n_features)
     width = max_length(head)
     codes = _sorted_distinct(np.concatenate([assign_fold_encode(_template(p), n_features, width)

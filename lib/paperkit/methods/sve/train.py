@@ -21,6 +21,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 from paperkit.methods.sve import metrics
 from paperkit.methods.sve.model import (
     N_CLASSES,
+    N_OPTIONS,
     GlobalEncoder,
     PrimitiveEncoder,
     Probe,
@@ -74,8 +75,17 @@ def render_dataset(seed: int, n: int, size: int, max_primitives: int, workers: i
     return pack([got[k] for k in range(n)])
 
 
+# Row counts and dtypes of the label arrays as sve-render writes them (the model's one-hot and Linear layers
+# need exactly these dtypes, so other integer or float widths are cast after the checks).
+_LABEL_SHAPES = {"box_image": (), "box_class": (), "boxes": (4,), "junction_image": (), "junctions": (2,),
+                 "q_image": (), "q_type": (), "q_class": (), "q_points": (N_OPTIONS, 2), "q_values": (N_OPTIONS,),
+                 "q_options": (), "q_answer": ()}
+_FLOAT_ARRAYS = ("boxes", "junctions", "q_points", "q_values")
+
+
 def check_arrays(data: dict[str, np.ndarray], name: str) -> None:
-    """Refuse a packed set that misses arrays or has inconsistent shapes (InputError)."""
+    """Refuse a packed set that misses arrays or has inconsistent shapes, dtypes or values (InputError); cast
+    the label arrays in place to the dtypes sve-render writes (int64, float32)."""
     from paperkit.core.errors import InputError
 
     missing = [k for k in ARRAYS if k not in data]
@@ -86,18 +96,56 @@ def check_arrays(data: dict[str, np.ndarray], name: str) -> None:
         raise InputError(f"{name}: 'images' must be uint8 (N, H, W), got {imgs.dtype} {imgs.shape}")
     if data["boundary"].shape != imgs.shape:
         raise InputError(f"{name}: 'boundary' has shape {data['boundary'].shape}, expected {imgs.shape}")
+    for key, tail in _LABEL_SHAPES.items():
+        a = data[key]
+        want = "floats" if key in _FLOAT_ARRAYS else "integers"
+        ok = a.dtype.kind in ("iu" if want == "integers" else "iuf")
+        if not ok or a.ndim != 1 + len(tail) or a.shape[1:] != tail:
+            shape = "(rows" + ("".join(f", {t}" for t in tail) if tail else ",") + ")"
+            raise InputError(f"{name}: '{key}' must hold {want} of shape {shape}, got {a.dtype} {a.shape}")
+        if key in _FLOAT_ARRAYS and not np.isfinite(a).all():
+            raise InputError(f"{name}: '{key}' holds NaN or infinite values")
+        data[key] = a.astype(np.float32 if key in _FLOAT_ARRAYS else np.int64, copy=False)
     n, h, w = imgs.shape
     for key, idx in (("boxes", "box_image"), ("junctions", "junction_image"), ("q_points", "q_image")):
         if len(data[key]) != len(data[idx]) or (len(data[idx]) and not (0 <= data[idx].min() and data[idx].max() < n)):
             raise InputError(f"{name}: '{idx}' must index the {n} images, one entry per row of '{key}'")
-        if not np.isfinite(data[key]).all():
-            raise InputError(f"{name}: '{key}' holds NaN or infinite values")
     b = data["boxes"]
     if len(b) and ((b[:, [0, 2]] < -0.5).any() or (b[:, [0, 2]] > w - 0.5).any() or (b[:, [1, 3]] < -0.5).any()
                    or (b[:, [1, 3]] > h - 0.5).any() or (b[:, 2] <= b[:, 0]).any() or (b[:, 3] <= b[:, 1]).any()):
         raise InputError(f"{name}: some boxes lie outside the {w}x{h} image or are empty; expected x0 < x1, y0 < y1 inside it")
+    if len(data["box_class"]) != len(b):
+        raise InputError(f"{name}: 'box_class' has {len(data['box_class'])} rows, expected one per row of 'boxes' ({len(b)})")
     if len(data["box_class"]) and not (0 <= data["box_class"].min() and data["box_class"].max() < N_CLASSES):
         raise InputError(f"{name}: 'box_class' must be in 0..{N_CLASSES - 1} ({', '.join(CLASSES)})")
+    _check_questions(data, name, w, h)
+
+
+def _check_questions(data: dict[str, np.ndarray], name: str, w: int, h: int) -> None:
+    """The question arrays: one row per 'q_image' row, codes in range, answers among the options, points inside
+    the image (an option without a point has x < 0)."""
+    from paperkit.core.errors import InputError
+
+    nq = len(data["q_image"])
+    for key in ("q_type", "q_class", "q_values", "q_options", "q_answer"):
+        if len(data[key]) != nq:
+            raise InputError(f"{name}: '{key}' has {len(data[key])} rows, expected one per row of 'q_image' ({nq})")
+    if not nq:
+        return
+    for key, lo, hi, what in (("q_type", 0, len(QUESTION_TYPES) - 1, f" ({', '.join(QUESTION_TYPES)})"),
+                              ("q_class", -1, N_CLASSES - 1, " (-1: no class)"), ("q_options", 2, N_OPTIONS, "")):
+        a = data[key]
+        if a.min() < lo or a.max() > hi:
+            raise InputError(f"{name}: '{key}' must be in {lo}..{hi}{what}, got values {a.min()}..{a.max()}")
+    bad = (data["q_answer"] < 0) | (data["q_answer"] >= data["q_options"])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{name}: 'q_answer' must be in 0..q_options-1; row {i} has answer {data['q_answer'][i]} "
+                         f"with {data['q_options'][i]} options")
+    p = data["q_points"]
+    present = p[..., 0] >= 0
+    if ((p[..., 0] > w - 0.5) | (present & ((p[..., 1] < -0.5) | (p[..., 1] > h - 0.5)))).any():
+        raise InputError(f"{name}: some 'q_points' lie outside the {w}x{h} image (an option without a point has x = -1)")
 
 
 # ------------------------------------------------------------------------------------------ targets

@@ -31,7 +31,9 @@ SYMMETRY_TOL = 1e-6
 
 def _check_orders(k: int, l: int) -> None:
     for name, v in (("--k", k), ("--l", l)):
-        if not 0 <= v <= MAX_ORDER:
+        if v < 0:
+            raise UsageError(f"{name} {v}: expected a tensor order in 0..{MAX_ORDER}")
+        if v > MAX_ORDER:
             raise UsageError(f"{name} {v}: tensor orders above {MAX_ORDER} are not supported")
 
 
@@ -250,10 +252,11 @@ def prepare_fit(s: FitSettings) -> FitInputs:
                              f"in {out.train.source}" + ("" if out.test else " (a quarter is held out for testing)"))
     largest_n = max((out.n, *s.test_n))
     per_sample = largest_n ** max(k, l) * max(s.hidden, 1) * 8 * (2 + s.layers)
-    resources.check_memory(per_sample * max(s.batch_size, min(s.n_test, 512)) * 4, "training and evaluation",
-                           flag="smaller --hidden, --batch-size or n")
+    # check_memory's flag= is for an option that raises the limit (symeq-fit has none): name the sizes instead
+    resources.check_memory(per_sample * max(s.batch_size, min(s.n_test, 512)) * 4,
+                           "training and evaluation (sized by --n, --test-n, --hidden, --layers and --batch-size)")
     resources.check_memory(8.0 * (max(sizes) + s.n_test * (1 + len(s.test_n))) * largest_n ** max(k, l),
-                           "the generated data", flag="smaller --sweep, --n-test or n")
+                           "the generated data (sized by --n-train or --sweep, --n-test, --n and --test-n)")
     return out
 
 

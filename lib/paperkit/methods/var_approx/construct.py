@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -65,9 +66,13 @@ def grid_contexts(init: tuple[int, int], dim: int, delta: float, max_contexts: i
     """Every input on the δ-grid: (levels^(h·w·d), h, w, d), refused beyond ``max_contexts``."""
     levels = round(1 / delta)
     n = init[0] * init[1] * dim
-    count = levels ** n
-    if count > max_contexts:
-        raise UsageError(f"a {init[0]}x{init[1]}x{dim} map on a δ = {delta:g} grid has {count} contexts, over the "
+    # levels**n can have thousands of digits: too slow to build and beyond str()'s digit limit, so a count
+    # far over any limit is refused from its logarithm and shown as a power.
+    digits = n * math.log10(levels)
+    count = levels ** n if digits < 16 else None
+    if count is None or count > max_contexts:
+        shown = f"{count}" if count is not None else f"{levels}^{n} (about 10^{digits:.0f})"
+        raise UsageError(f"a {init[0]}x{init[1]}x{dim} map on a δ = {delta:g} grid has {shown} contexts, over the "
                          f"limit of {max_contexts}; use a coarser --delta or a smaller --init/--dim")
     grid = np.arange(levels) * delta
     return np.array(list(itertools.product(grid, repeat=n))).reshape(count, *init, dim)

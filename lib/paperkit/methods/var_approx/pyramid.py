@@ -54,17 +54,18 @@ def parse_scales(text: str | Sequence[int]) -> tuple[int, ...]:
     return tuple(int(p) for p in items)
 
 
-def check_scales(scales: Sequence[int], init: tuple[int, int]) -> tuple[int, ...]:
-    """Strictly increasing side lengths, the first at least the initial map's larger side."""
+def check_scales(scales: Sequence[int], init: tuple[int, int], flag: str = "--scales", sep: str = ",") -> tuple[int, ...]:
+    """Strictly increasing side lengths, the first at least the initial map's larger side. ``flag`` and ``sep``
+    name the option and write the schedule as the calling command takes it (var-approx-sweep: --schedules 2-4-8)."""
     scales = tuple(int(s) for s in scales)
     if not scales:
-        raise UsageError("--scales is empty")
+        raise UsageError(f"{flag} is empty")
     if any(b <= a for a, b in zip(scales, scales[1:], strict=False)):
-        raise UsageError(f"--scales {','.join(map(str, scales))} must be strictly increasing")
+        raise UsageError(f"{flag} {sep.join(map(str, scales))} must be strictly increasing")
     if scales[0] < max(init):
-        raise UsageError(f"--scales starts at {scales[0]}, below the initial {init[0]}x{init[1]} map")
+        raise UsageError(f"{flag} {sep.join(map(str, scales))} starts at {scales[0]}, below the initial {init[0]}x{init[1]} map")
     if scales[-1] > 256:
-        raise UsageError(f"--scales ends at {scales[-1]}; at most 256 per side")
+        raise UsageError(f"{flag} {sep.join(map(str, scales))} ends at {scales[-1]}; at most 256 per side")
     return scales
 
 

@@ -55,14 +55,25 @@ def _choice(value: str, allowed: tuple[str, ...], flag: str) -> None:
         raise UsageError(f"{flag} '{value}' is unknown; expected one of {', '.join(allowed)}")
 
 
-def make_problem(s: Any, **over: Any) -> Problem:
-    """A validated :class:`Problem` from settings carrying Problem's fields (init and scales as text)."""
+# var-approx-sweep takes these fields as lists under other option names; its errors must name its own options.
+SWEEP_FLAGS = {"target": "--targets", "width": "--widths", "embed": "--embeds", "scales": "--schedules"}
+
+
+def make_problem(s: Any, flags: dict[str, str] | None = None, **over: Any) -> Problem:
+    """A validated :class:`Problem` from settings carrying Problem's fields (init and scales as text). ``flags``
+    maps a field to the option that set it, where that is not ``--<field>``."""
+    flags = flags or {}
+
+    def flag(name: str) -> str:
+        return flags.get(name, f"--{name.replace('_', '-')}")
+
     init = pyr.parse_init(s.init)
-    scales = pyr.check_scales(pyr.parse_scales(over.pop("scales") if "scales" in over else s.scales), init)
+    scales = pyr.check_scales(pyr.parse_scales(over.pop("scales") if "scales" in over else s.scales), init,
+                              flag("scales"), "-" if "scales" in flags else ",")
     values = {f.name: getattr(s, f.name) for f in fields(Problem) if hasattr(s, f.name)}
     values.update(init=init, scales=scales, **over)
     p = Problem(**values)
-    _choice(p.target, TARGETS, "--target")
+    _choice(p.target, TARGETS, flag("target"))
     _choice(p.mask, MASKS, "--mask")
     _choice(p.ablate, ABLATIONS, "--ablate")
     _choice(p.readout, READOUTS, "--readout")
@@ -70,7 +81,7 @@ def make_problem(s: Any, **over: Any) -> Problem:
     for name in ("width", "embed", "steps", "dim", "batch_size", "n_train", "n_test"):
         v = getattr(p, name)
         if not 0 < v <= (MAX_WIDTH if name in ("width", "embed") else 10**7):
-            raise UsageError(f"--{name.replace('_', '-')} {v} must be positive (and at most "
+            raise UsageError(f"{flag(name)} {v} must be positive (and at most "
                              f"{MAX_WIDTH if name in ('width', 'embed') else 10**7})")
     _choice(p.lr_schedule, LR_SCHEDULES, "--lr-schedule")
     if not 0 < p.lr <= 10:
@@ -88,7 +99,9 @@ def make_problem(s: Any, **over: Any) -> Problem:
     if p.target == "digits" and p.pca_dim > init[0] * init[1] * p.dim:
         raise UsageError(f"--pca-dim {p.pca_dim} does not fit in the {s.init}x{p.dim} initial map")
     if p.target == "context" and init[0] * init[1] < 2:
-        raise UsageError("--target context needs an --init with at least two tokens")
+        raise UsageError(f"{flag('target')} context needs an --init with at least two tokens")
+    if p.readout == "pyramid" and p.ablate == "no-pyramid":     # the flat model has only the last scale's tokens
+        raise UsageError("--readout pyramid needs a pyramid (not --ablate no-pyramid)")
     if p.head == "flow" and p.ablate in ("mlp", "linear"):
         raise UsageError("--head flow needs a transformer (not --ablate mlp or linear)")
     _check_memory(p)
@@ -171,14 +184,20 @@ def prepare_sweep(s: SweepSettings) -> SweepInputs:
     k, n = s.shard
     if not 1 <= k <= n:
         raise UsageError(f"--shard {k}/{n}: expected 1 <= K <= N")
+    # the sweep exists to fit slopes against width: one width would train every cell and fit nothing
+    if len(set(s.widths)) < 2:
+        raise UsageError(f"--widths {','.join(map(str, s.widths))}: a slope needs at least 2 widths")
     scheds = [pyr.parse_scales(x) for x in s.schedules]
-    base = make_problem(s, scales=scheds[0], target=s.targets[0], lipschitz=s.lipschitz[0], width=s.widths[0],
+    base = make_problem(s, SWEEP_FLAGS, scales=scheds[0], target=s.targets[0], lipschitz=s.lipschitz[0], width=s.widths[0],
                         embed=s.embeds[0])
     for t in s.targets:
         for sc in scheds:
-            make_problem(s, scales=sc, target=t, lipschitz=s.lipschitz[0], width=max(s.widths), embed=max(s.embeds))
+            make_problem(s, SWEEP_FLAGS, scales=sc, target=t, lipschitz=s.lipschitz[0], width=max(s.widths), embed=max(s.embeds))
     cells = sw.grid(base, s.targets, s.lipschitz, s.widths, s.embeds, scheds)
-    return SweepInputs(s, cells, sw.shard_cells(len(cells), s.shard))
+    mine = sw.shard_cells(len(cells), s.shard)
+    if not mine:     # an empty shard would write a row-less sweep.csv that --merge cannot read
+        raise UsageError(f"--shard {k}/{n} gets no cells: the grid has only {len(cells)}; use N <= {len(cells)}")
+    return SweepInputs(s, cells, mine)
 
 
 def execute_sweep(inputs: SweepInputs, run: Any, progress: Any = default_progress) -> list[dict[str, Any]]:
@@ -212,7 +231,20 @@ def read_shard_rows(paths: list[str]) -> list[dict[str, Any]]:
         missing = {c for c in needed if not t.has(c)}
         if missing:
             raise InputError(f"{f}: missing columns {', '.join(sorted(missing))}; expected a var-approx-sweep table")
+        if not len(t):
+            raise InputError(f"{f}: holds no rows; expected a var-approx-sweep table")
+        # NaN or inf would flow into the fitted slopes (and a bare NaN into the printed JSON); fractional
+        # integers would be truncated silently.
         ints = ("cell", "seed", "width", "embed", "parameters", "tokens")
+        floats = ("lipschitz", "train_rmse", "test_rmse", "test_rel_l2", "test_max_error")
+        present = [c for c in ints + floats if t.has(c)]
+        values = dict(zip(present, t.numeric(present).T, strict=True))
+        for c in ints:
+            if c in values and ((values[c] != np.round(values[c])) | (values[c] < 0)).any():
+                raise InputError(f"{f}: column '{c}' must hold non-negative integers")
+        for c in ("lipschitz", "width", "embed", "test_rmse"):
+            if (values[c] <= 0).any():
+                raise InputError(f"{f}: column '{c}' must be positive (the slope is fitted on log test_rmse vs log width)")
         parts.append([{k: int(v) if k in ints else v for k, v in r.items()} for r in t.records()])
     return sw.merge_rows(parts)
 
@@ -226,6 +258,8 @@ def pyramid_of(x: np.ndarray, scales: tuple[int, ...], source: str) -> np.ndarra
         raise InputError(f"{source}: dtype {x.dtype} is not numeric")
     if x.ndim not in (3, 4):
         raise InputError(f"{source}: shape {x.shape} has rank {x.ndim}; expected (N, H, W, C) or (H, W, C)")
+    if 0 in x.shape:     # torch's interpolation fails on empty batches and zero channels
+        raise InputError(f"{source}: shape {x.shape} holds no maps (an axis has length 0)")
     if not np.isfinite(x).all():
         raise InputError(f"{source}: {int((~np.isfinite(x)).sum())} values are NaN or infinite")
     single = x.ndim == 3
