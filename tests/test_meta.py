@@ -287,6 +287,10 @@ def test_a_run_dirs_config_yaml_feeds_back_to_its_own_command_only(pk, tmp_path)
     assert "horizon: 500" in r.stdout and "_command" not in r.stdout
     r = pk("conformal-sim", "--config", str(cfg), "--print-config")
     assert r.exit_code == 2 and "written by 'bandit-sim', not conformal-sim" in r.stderr
+    # K/N kept as a list, and the input hashes a resume compares, are read back too
+    cfg.write_text("_command: sr-apo-search\nshard: [2, 3]\ninputs_sha256:\n  data: 0123abcd\n")
+    r = pk("sr-apo-search", "--config", str(cfg), "--print-config")
+    assert r.exit_code == 0 and "shard: 2/3" in r.stdout and "sha256" not in r.stdout, r.stderr
 
 
 # --------------------------------------------------------------- documented invocations stay valid

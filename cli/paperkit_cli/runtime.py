@@ -78,13 +78,34 @@ def start_run(run_dir: str | os.PathLike, *, resume: bool = False, force: bool =
     free = RESUME_FREE | set(resume_free)
     params = {k.replace("-", "_"): v for k, v in parameters().items() if k.replace("-", "_") not in free}
     config = {k: v["value"] for k, v in params.items()}
+    hashes = _input_hashes(config)
+    if hashes:
+        # an input edited in place keeps its name: without its hash a resume mixed old checkpoints with new data
+        config["inputs_sha256"] = hashes
     config.update(extra or {})
-    defaulted = frozenset(k for k, v in params.items() if v["source"] == "default")
+    # a run made before inputs were hashed has no such key: it still resumes
+    defaulted = frozenset(k for k, v in params.items() if v["source"] == "default") | {"inputs_sha256"}
     run = RunDir(run_dir, force=force, resume=resume).prepare(config, command=_ctx().command.name or "",
                                                               additive=frozenset(additive), defaulted=defaulted,
                                                               before=before)
     _ctx().meta[_RUN_KEY] = run     # write_manifest adds its stage timings
     return run
+
+
+def _input_hashes(config: dict[str, Any]) -> dict[str, str]:
+    """sha256 of every regular file a parameter names (also the FILE of a KIND:FILE source), by parameter."""
+    from paperkit.core import io
+
+    out = {}
+    for key, value in config.items():
+        for i, v in enumerate(value if isinstance(value, (list, tuple)) else [value]):
+            if not isinstance(v, (str, os.PathLike)) or io.is_stdio(v):
+                continue
+            v = os.fspath(v)
+            path = v if os.path.isfile(v) else v.split(":", 1)[1] if ":" in v else None
+            if path is not None and os.path.isfile(path):
+                out[key if not isinstance(value, (list, tuple)) else f"{key}[{i}]"] = io.sha256_file(path)
+    return out
 
 
 def write_manifest(*, inputs: list[Any] = (), outputs: list[Any] = (), output: Any = None,

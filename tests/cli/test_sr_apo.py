@@ -477,3 +477,28 @@ def test_compare_leaves_the_gap_empty_for_an_equation_that_is_nan_on_the_data(pk
     assert [(row["R2"], row["gap"]) for row in rows] == [("", ""), ("", "")]
     with open(tmp_path / "s.csv", newline="") as f:
         assert all(row["mean_gap"] == "" for row in csv.DictReader(f))
+
+
+def test_resume_refuses_an_input_edited_in_place(pk, data_csv, tmp_path):
+    """Every run-dir command pins the files it reads by sha256: sr-apo-search --resume after the data changed
+    under the same name kept the old fits and wrote formulas from the new standardisation (found by an audit).
+    A run made before inputs were hashed still resumes."""
+    import shutil
+
+    import yaml
+
+    data, run = tmp_path / "d.csv", tmp_path / "run"
+    shutil.copy(data_csv, data)
+    assert _search(pk, data, run).exit_code == 0
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert set(config["inputs_sha256"]) == {"data"}
+    (run / "manifest.json").unlink()
+    lines = data.read_text().splitlines()
+    data.write_text("\n".join([lines[0], *lines[2:], lines[1]]) + "\n")   # same rows, another order
+    r = _search(pk, data, run, "--resume")
+    assert r.exit_code == 1 and "inputs_sha256" in r.stderr, r.stderr
+    del config["inputs_sha256"]
+    (run / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    shutil.copy(data_csv, data)
+    r = _search(pk, data, run, "--resume")
+    assert r.exit_code == 0, r.stderr

@@ -42,7 +42,8 @@ def load_config(path: str | os.PathLike, known: Iterable[str] | Mapping[str, str
     if "_command" in data:  # a run dir's config.yaml names the command that wrote it: it can be fed back
         if data["_command"] != command:
             raise ConfigError(f"{path}: written by '{data['_command']}', not {command}")
-        data = {k: v for k, v in data.items() if k != "_command"}
+        # its input hashes are bookkeeping for --resume, not options
+        data = {k: v for k, v in data.items() if k != "_command" and not str(k).endswith("sha256")}
     return check_keys(data, known, source=str(path), command=command, shown=shown)
 
 
