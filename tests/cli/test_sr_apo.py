@@ -502,3 +502,10 @@ def test_resume_refuses_an_input_edited_in_place(pk, data_csv, tmp_path):
     shutil.copy(data_csv, data)
     r = _search(pk, data, run, "--resume")
     assert r.exit_code == 0, r.stderr
+
+
+def test_a_constant_column_is_named_with_its_plain_value(pk, tmp_path):
+    data = tmp_path / "c.csv"
+    data.write_text("x1,x2,y\n1,2,5\n4,2,5\n7,2,5\n1,2,4\n")
+    r = pk("sr-apo-search", "--data", data, "--target", "y", "--head", "1", "--run-dir", tmp_path / "r")
+    assert r.exit_code == 3 and "column 'x2' is constant (2);" in r.stderr, r.stderr   # was np.float64(2.0)

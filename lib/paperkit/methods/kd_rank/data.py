@@ -83,7 +83,7 @@ def _labels(y: np.ndarray, name: str) -> np.ndarray:
             raise InputError(f"{name}: labels must be integers 0..C-1 (got dtype {y.dtype})")
         bad = np.flatnonzero(~np.isfinite(y) | (y != np.round(y)))
         if len(bad):  # integral floats (1.0) are fine; 1.5 is not a class, never truncate it
-            raise InputError(f"{name}: labels must be integers 0..C-1; row {bad[0]} (0-based) holds {y[bad[0]]!r}"
+            raise InputError(f"{name}: labels must be integers 0..C-1; row {bad[0]} (0-based) holds {y[bad[0]].item()!r}"
                              f" ({len(bad)} such rows)")
     if len(y) and y.min() < 0:
         raise InputError(f"{name}: labels must be integers 0..C-1; row {int(np.argmin(y))} (0-based) holds "

@@ -59,14 +59,14 @@ def check_data(X: np.ndarray, y: np.ndarray, feature_names: list[str] | None = N
             raise InputError(f"{source}: column '{names[j]}' has {bad.size} NaN/inf value(s) (rows "
                              f"{', '.join(str(i) for i in bad[:5])}, 0-based); expected finite numbers")
         if np.ptp(X[:, j]) == 0:
-            raise InputError(f"{source}: column '{names[j]}' is constant ({X[0, j]!r}); it cannot be "
+            raise InputError(f"{source}: column '{names[j]}' is constant ({float(X[0, j]):g}); it cannot be "
                              "standardised; drop it or choose --features")
     bad = np.flatnonzero(~np.isfinite(y))
     if bad.size:
         raise InputError(f"{source}: target '{target}' has {bad.size} NaN/inf value(s) (rows "
                          f"{', '.join(str(i) for i in bad[:5])}, 0-based); expected finite numbers")
     if np.ptp(y) == 0:
-        raise InputError(f"{source}: target '{target}' is constant ({y[0]!r}); R² is undefined")
+        raise InputError(f"{source}: target '{target}' is constant ({float(y[0]):g}); R² is undefined")
     return X, y
 
 
