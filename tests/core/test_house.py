@@ -340,3 +340,10 @@ def test_a_run_dir_under_a_file_is_a_usage_error(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(UsageError, match=r"--run-dir .*f/run: cannot write there"):
         RunDir(tmp_path / "f" / "run").prepare({"a": 1}, command="x")
+
+
+def test_format_bytes_stays_short_for_absurd_sizes():
+    from paperkit.core.resources import format_bytes
+
+    assert format_bytes(5) == "5 B" and format_bytes(2048) == "2.0 KiB" and format_bytes(3 * 1024**5) == "3.0 PiB"
+    assert format_bytes(116415321826934.8 * 1024**5) == "1.2e+14 PiB"   # was 116415321826934.8 PiB

@@ -104,7 +104,9 @@ def format_bytes(n: float) -> str:
         return "an unbounded amount"
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if abs(n) < 1024 or unit == "PiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+            if unit == "B":
+                return f"{int(n)} B"
+            return f"{n:.1f} {unit}" if abs(n) < 1e4 else f"{n:.2g} {unit}"   # 1.2e+11 PiB, not 12 digits
         n /= 1024
     return f"{n:.1f} PiB"
 
