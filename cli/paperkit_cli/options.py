@@ -289,8 +289,10 @@ class PaperkitCommand(click.Command):
     # ``writes=``); every other path-like value may be a file it reads.
     OUTPUTS = ("output", "manifest_path")
 
-    def __init__(self, *args: Any, writes: tuple[str, ...] = (), **kwargs: Any) -> None:
+    def __init__(self, *args: Any, writes: tuple[str, ...] = (), array_formats: tuple[str, ...] = (),
+                 **kwargs: Any) -> None:
         self.writes = frozenset((*self.OUTPUTS, *writes))
+        self.array_formats = array_formats   # what --output may be besides a table (by its suffix)
         kwargs.setdefault("context_settings", {}).setdefault("help_option_names", ["-h", "--help"])
         kwargs["context_settings"].setdefault("max_content_width", 100)
         super().__init__(*args, **kwargs)
@@ -354,20 +356,36 @@ class PaperkitCommand(click.Command):
             raise PipeClosed() from e
 
 
+def _check_suffix(option: str, value: str, metavar: str | None) -> None:
+    """An output whose metavar names its kind (PATH.npz, FILE.json, PNG) must carry that suffix: dcgnn-gen
+    wrote NPZ bytes to x.csv, and a PNG went to plot.txt."""
+    from paperkit.core.errors import UsageError
+    from paperkit.core.io import is_stdio
+
+    if not metavar or is_stdio(value):
+        return
+    suffix = ".png" if metavar == "PNG" else os.path.splitext(metavar)[1].lower()
+    if suffix and not value.lower().endswith(suffix):
+        raise UsageError(f"{option} {value}: expected a {suffix} file ({metavar})")
+
+
 def _refuse_outputs_over_inputs(command: PaperkitCommand, params: dict[str, Any]) -> None:
     """Usage error when an output option names a file that another option or argument reads (``-o train.csv``
     once replaced the training data), a file of a run dir given as input, or another output; checked before
     any work starts."""
-    from paperkit.core.io import refuse_overwriting_inputs
+    from paperkit.core.errors import UsageError
+    from paperkit.core.io import detect_format, is_stdio, refuse_overwriting_inputs
 
-    outputs, inputs = {}, []
+    outputs, inputs, kinds = {}, [], {}
     for p in command.params:
         value = params.get(p.name or "")
         if value is None:
             continue
         if p.name in command.writes:
             if isinstance(value, (str, os.PathLike)):
-                outputs[p.opts[-1] if isinstance(p, click.Option) else p.human_readable_name] = value
+                option = p.opts[-1] if isinstance(p, click.Option) else p.human_readable_name
+                outputs[option] = value
+                kinds[option] = getattr(p, "metavar", None)
         else:
             for v in value if isinstance(value, (list, tuple)) else [value]:
                 if not isinstance(v, (str, os.PathLike)):
@@ -377,8 +395,17 @@ def _refuse_outputs_over_inputs(command: PaperkitCommand, params: dict[str, Any]
                     inputs.append(v)
                 elif ":" in v and os.path.exists(v.split(":", 1)[1]):
                     inputs.append(v.split(":", 1)[1])  # a KIND:FILE source (official:FILE, jsonl:FILE)
+    output = params.get("output")
+    if "fmt" in params and isinstance(output, str) and not is_stdio(output):
+        # output_options' table: a suffix it cannot be written as is refused before any work (and plots)
+        kind = detect_format(output, params["fmt"], default="jsonl")
+        if kind not in ("csv", "tsv", "jsonl", "json", *command.array_formats):
+            raise UsageError(f"{output}: a table cannot be written as '{kind}'; use .csv, .tsv, .jsonl or .json"
+                             + (f" (or .{', .'.join(command.array_formats)})" if command.array_formats else ""))
     if outputs:
         refuse_overwriting_inputs(outputs, inputs)
+    for option, value in outputs.items():
+        _check_suffix(option, os.fspath(value), kinds[option])
 
 
 def command(name: str, **kwargs: Any) -> Callable[[Callable[..., Any]], PaperkitCommand]:
@@ -404,6 +431,14 @@ output_options = _compose(
                  help="Where to write the result; '-' is stdout. The format follows the suffix."),
     click.option("--format", "fmt", type=click.Choice(["csv", "tsv", "jsonl", "json"]), default=None,
                  help="Output format when the suffix does not say (stdout defaults to JSON lines)."),
+    click.option("--manifest", "manifest_path", default=None, metavar="PATH",
+                 help="Where to write the manifest [default: <output>.manifest.json; none for stdout]."),
+)
+
+# For commands whose one result is a JSON object (no table formats to choose from).
+json_output_options = _compose(
+    click.option("-o", "--output", default="-", show_default=True, metavar="PATH.json",
+                 help="Where to write the JSON result; '-' is stdout."),
     click.option("--manifest", "manifest_path", default=None, metavar="PATH",
                  help="Where to write the manifest [default: <output>.manifest.json; none for stdout]."),
 )

@@ -207,3 +207,17 @@ def test_an_output_under_a_file_is_refused_before_any_work(pk, tmp_path):
     (tmp_path / "g.npz").write_bytes(b"x")
     r = pk("dcgnn-gen", "--n-graphs", "10", "-o", str(tmp_path / "g.npz" / "sub.npz"))
     assert r.exit_code == 2 and "is a file, not a folder" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+@pytest.mark.parametrize("command, args, option", [
+    ("dcgnn-gen", ["--n-graphs", "10", "-o", "{D}/x.csv"], "--output"),          # wrote NPZ bytes into x.csv
+    ("symeq-basis", ["--k", "2", "--l", "1", "--n", "3", "-o", "{D}/b.tsv"], "--output"),   # JSON in a .tsv
+    ("symeq-basis", ["--k", "2", "--l", "1", "--n", "3", "--dense", "{D}/b.csv"], "--dense"),
+    ("hygma-plot", ["{D}", "-o", "{D}/c.jpg"], "--output"),
+    ("cogmath-report", ["{D}", "--plot", "{D}/p.txt"], "--plot"),
+    ("pigdreamer-compare", ["{D}", "-o", "{D}/t.png", "--plot", "{D}/p.png"], "t.png"),  # the plot came first
+])
+def test_an_output_suffix_the_command_cannot_write_is_refused_first(command, args, option, pk, tmp_path):
+    r = pk(command, *[a.replace("{D}", str(tmp_path)) for a in args])
+    assert r.exit_code == 2 and option in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert not list(tmp_path.iterdir())

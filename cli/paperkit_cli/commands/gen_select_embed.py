@@ -16,7 +16,7 @@ SETTINGS = "paperkit.methods.gen_select.run:EmbedSettings"
 @click.option("--batch-size", type=click.IntRange(1, 4096), default=64, show_default=True,
               help="Texts per forward pass.")
 @options.device_option
-@click.option("-o", "--output", required=True, metavar="PATH", help="Where to write the N×384 float32 array (.npy).")
+@click.option("-o", "--output", required=True, metavar="PATH.npy", help="Where to write the N×384 float32 array.")
 @click.option("--manifest", "manifest_path", default=None, metavar="PATH",
               help="Where to write the manifest [default: <output>.manifest.json].")
 def cli(texts, output, manifest_path, device, **params):

@@ -22,8 +22,8 @@ SETTINGS = "paperkit.methods.hygma.run:HygmaEvalSettings"
 @click.option("--ascii", is_flag=True, help="Render the first episode on stderr (digits: agents, P: prey, F: food).")
 @options.seed_option
 @options.device_option
-@options.output_options
-def cli(model, output, fmt, manifest_path, **_):
+@options.json_output_options
+def cli(model, output, manifest_path, **_):
     """Roll out one trained job of a hygma-train run on its own environment and preset.
 
     Reads model.pt (the settings of the run and every job's weights and groups). Writes one JSON

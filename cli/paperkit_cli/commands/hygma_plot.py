@@ -9,7 +9,7 @@ from paperkit_cli import options
 
 @options.command("hygma-plot", short_help="PNG of hygma-train runs: return/success curves (mean ± s.e.), groups over time.")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True), metavar="RUN_DIR...")
-@click.option("-o", "--output", default="hygma_curves.png", show_default=True, metavar="PATH",
+@click.option("-o", "--output", default="hygma_curves.png", show_default=True, metavar="PATH.png",
               help="The PNG to write.")
 def cli(run_dirs, output):
     """Plot one row per hygma-train run dir: greedy return and success against env steps for each algorithm
@@ -30,8 +30,6 @@ def cli(run_dirs, output):
     from paperkit.methods.hygma.plots import curves_figure
     from paperkit_cli import runtime
 
-    if not str(output).lower().endswith(".png"):
-        raise click.UsageError(f"--output {output!r} must end in .png")
     runs, inputs = [], []
     for d in run_dirs:
         curves_path, groups_path = Path(d) / "curves.csv", Path(d) / "groups.jsonl"

@@ -7,7 +7,7 @@ import click
 from paperkit_cli import options
 
 
-@options.command("mvml-predict", short_help="Score new views with a model.npz from mvml-fit.")
+@options.command("mvml-predict", array_formats=("npy", "npz"), short_help="Score new views with a model.npz from mvml-fit.")
 @click.option("--model", "model_path", required=True, metavar="FILE", help="model.npz written by mvml-fit.")
 @click.option("--views", type=options.ListOf(click.STRING), required=True, metavar="F1,F2,...",
               help="Views to score, one file per view in training order ('-' is stdin: .npy/.npz or a table).")

@@ -22,8 +22,8 @@ SETTINGS = "paperkit.methods.pigdreamer.run:PigdreamerBoundSettings"
               help="Spacing of the belief grid the POMDP is solved on.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, metavar="PNG",
               help="Also draw both value curves (reward and cost) against the belief.")
-@options.output_options
-def cli(output, fmt, manifest_path, plot, **_):
+@options.json_output_options
+def cli(output, manifest_path, plot, **_):
     """Solve a 2-state tiger CPOMDP (listen / open left / open right; reward −1 / +10 / −100, cost for the
     tiger door, listening and the right state) by value iteration on a belief grid, and the MDP exactly.
 

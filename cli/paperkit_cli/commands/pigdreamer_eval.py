@@ -25,8 +25,8 @@ SETTINGS = "paperkit.methods.pigdreamer.run:PigdreamerEvalSettings"
                    "actions, and on the agent's own imagination (adds cost_calibration to the JSON).")
 @options.seed_option
 @options.device_option
-@options.output_options
-def cli(run, output, fmt, manifest_path, **_):
+@options.json_output_options
+def cli(run, output, manifest_path, **_):
     """Roll out the deployed policy of RUN (a pigdreamer-train --run-dir) on its own environment.
 
     Reads RUN/model.pt. Only the naive encoder, RSSM and actor run: the privileged vector the environment

@@ -20,8 +20,8 @@ SETTINGS = "paperkit.methods.symeq.run:BasisSettings"
                    "integer change of basis D = C·X and its Möbius inverse (independent when n >= k+l).")
 @click.option("--dense", type=click.Path(dir_okay=False), default=None, metavar="PATH.npy",
               help="Also write the basis matrices on packed entries as an [L, C(n+l-1,l), C(n+k-1,k)] float64 .npy.")
-@options.output_options
-def cli(k, l, n, kind, dense, output, fmt, manifest_path):
+@options.json_output_options
+def cli(k, l, n, kind, dense, output, manifest_path):
     """Enumerate the basis of the S_n-equivariant linear maps S^k(R^n) -> S^l(R^n).
 
     A label is a multiset of parts (out,in): the number of output and input legs sharing one index value,

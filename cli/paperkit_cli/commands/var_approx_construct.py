@@ -20,8 +20,8 @@ from paperkit_cli.commands._var_approx_common import init_option
 @click.option("--max-contexts", type=click.IntRange(1, 10_000_000), default=100_000, show_default=True,
               help="Refuse grids with more contexts than this.")
 @options.seed_option
-@options.output_options
-def cli(init, dim, delta, scales, attention_scale, max_contexts, seed, output, fmt, manifest_path):
+@options.json_output_options
+def cli(init, dim, delta, scales, attention_scale, max_contexts, seed, output, manifest_path):
     """Run the constructive proof of Thm 6.6 (as reconstructed; Lemma 5.4) on every input of a δ-grid: a
     fixed ReLU FFN quantises the inputs (exactly, away from bands of width η = δ/10), and one rank-1
     single-head softmax attention layer gives every (token, context) pair an id. Reports whether the ids are

@@ -14,7 +14,7 @@ from paperkit_cli import options
               help="Side lengths of the maps (increasing, from the input's side), 'var' or geom:FIRST:LAST:COUNT.")
 @click.option("--mask", type=click.Choice(["none", "block"]), default="none", show_default=True,
               help="Mask whose attention cost is reported (block: VAR's block-causal mask).")
-@click.option("-o", "--output", required=True, metavar="PATH", help="Where to write the (N, L, C) tokens (.npy).")
+@click.option("-o", "--output", required=True, metavar="PATH.npy", help="Where to write the (N, L, C) tokens.")
 def cli(input_path, scales, mask, output):
     """Concatenate X_1 = X_init, X_{k+1} = bicubic(X_k) (torch, align_corners=False) into L = Σ h_k·w_k tokens.
 
