@@ -320,3 +320,19 @@ def test_a_model_file_never_decides_what_code_is_imported(pk, tiny_run, tmp_path
     r = pk("pigdreamer-eval", tmp_path / "bad", "--episodes", "1")
     assert r.exit_code == 3 and "config.env 'this:Nope-v0'" in r.stderr and r.stdout == "", r.stderr
     assert "this" not in sys.modules
+
+
+@pytest.mark.parametrize("name, change, needle", [
+    ("summary.json", lambda t: t.replace('"return_mean": ', '"return_mean": NaN, "x": '), "return_mean = nan"),
+    ("summary.json", lambda t: t.replace('"cost_limit": ', '"cost_limit": "2", "x": '), "cost_limit = '2'"),
+    ("eval.jsonl", lambda t: t.replace('"return": ', '"return": "abc", "x": ', 1), "entry 1: return = 'abc'"),
+])
+def test_compare_refuses_nan_or_text_in_a_runs_results(pk, tiny_run, tmp_path, name, change, needle):
+    """NaN or text in summary.json/eval.jsonl was averaged into the table (exit 0; found by an audit)."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    (run / name).write_text(change((run / name).read_text()))
+    r = pk("pigdreamer-compare", run)
+    assert r.exit_code == 3 and needle in r.stderr and r.stdout == "", r.stderr

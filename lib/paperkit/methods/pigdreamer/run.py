@@ -344,9 +344,26 @@ def read_summary(run_dir: str | Path) -> tuple[dict, list[dict]]:
         if not (d / name).is_file():
             raise InputError(f"{run_dir}: no {name} (is it a finished pigdreamer-train run?)")
     summary = io.read_json(d / "summary.json")
-    if not isinstance(summary, dict) or "variant" not in summary:
+    if not isinstance(summary, dict) or not isinstance(summary.get("variant"), str):
         raise InputError(f"{d / 'summary.json'}: not a pigdreamer-train summary")
-    return summary, io.read_jsonl(d / "eval.jsonl")
+    # the table and plot average these over seeds: a NaN or a string would pass into them silently
+    for key, optional in (("steps", False), ("cost_limit", False), ("return_mean", True), ("cost_mean", True),
+                          ("within_limit", True)):
+        _check_number(summary.get(key), f"{d / 'summary.json'}: {key}", optional=optional)
+    evals = io.read_jsonl(d / "eval.jsonl")
+    for n, row in enumerate(evals, start=1):
+        if not isinstance(row, dict):
+            raise InputError(f"{d / 'eval.jsonl'}: entry {n} is not a JSON object")
+        for key in ("step", "return", "cost"):
+            _check_number(row.get(key), f"{d / 'eval.jsonl'}: entry {n}: {key}", optional=False)
+    return summary, evals
+
+
+def _check_number(value: Any, where: str, *, optional: bool) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise InputError(f"{where} = {value!r}; expected a finite number")
 
 
 def compare_runs(summaries: list[dict]) -> list[dict]:
