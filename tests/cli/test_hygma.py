@@ -198,3 +198,18 @@ def test_a_model_with_nan_weights_is_refused(pk, tiny_run, tmp_path):
 
     r = pk("hygma-eval", "--model", _tampered(tiny_run, tmp_path, poison), "--episodes", "1", "--device", "cpu")
     assert r.exit_code == 3 and "hold NaN/inf values" in r.stderr and "jobs.hygma-qmix_s0" in r.stderr, r.stderr
+
+
+def test_plot_refuses_nan_in_curves(pk, tiny_run, tmp_path):
+    """NaN returns in curves.csv were plotted as gaps (exit 0; found by an audit)."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    lines = (run / "curves.csv").read_text().splitlines()
+    col = lines[0].split(",").index("return")
+    cells = lines[1].split(",")
+    cells[col] = "nan"
+    (run / "curves.csv").write_text("\n".join([lines[0], ",".join(cells), *lines[2:]]) + "\n")
+    r = pk("hygma-plot", run, "-o", tmp_path / "c.png")
+    assert r.exit_code == 3 and "column 'return'" in r.stderr and not (tmp_path / "c.png").exists(), r.stderr

@@ -23,27 +23,16 @@ def cli(run_dirs, output):
       $ paperkit hygma-train --env pp --preset easy --algo hygma-qmix,qmix --steps 20000 --run-dir runs/pp
       $ paperkit hygma-plot runs/pp -o pp.png
     """
-    from pathlib import Path
-
-    from paperkit.core import io, plots, tables
-    from paperkit.core.errors import InputError
+    from paperkit.core import plots
     from paperkit.methods.hygma.plots import curves_figure
+    from paperkit.methods.hygma.run import read_run_curves
     from paperkit_cli import runtime
 
     runs, inputs = [], []
     for d in run_dirs:
-        curves_path, groups_path = Path(d) / "curves.csv", Path(d) / "groups.jsonl"
-        table = tables.read_table(curves_path)
-        needed = {"algo", "seed", "step", "return", "success"}
-        missing = needed - set(table.columns)
-        if missing:
-            raise InputError(f"{curves_path}: missing columns {', '.join(sorted(missing))}; expected hygma-train's curves.csv")
-        curves = table.records()
-        groups = io.read_jsonl(groups_path)
-        if not curves:
-            raise InputError(f"{curves_path}: no rows")
-        runs.append((Path(d).name, curves, groups))
-        inputs += [curves_path, groups_path]
+        name, curves, groups, files = read_run_curves(d)
+        runs.append((name, curves, groups))
+        inputs += files
     plots.save_figure(curves_figure(runs), output)
     runtime.write_manifest(inputs=inputs, output=output)
     options.report(f"hygma-plot: wrote {output}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -390,3 +391,20 @@ def _frame(env: Any, t: int, reward: float = 0.0) -> str:
     for i, (r, c) in enumerate(env.pos[0]):
         grid[r][c] = str(i % 10)
     return f"t={t} reward={reward:+.2f}\n" + "\n".join(" ".join(row) for row in grid)
+
+
+def read_run_curves(run_dir: str | Path) -> tuple[str, list[dict], list, list[Path]]:
+    """A hygma-train run's curves.csv rows and groups.jsonl, checked: (name, curves, groups, files read)."""
+    from paperkit.core import io, tables
+
+    curves_path, groups_path = Path(run_dir) / "curves.csv", Path(run_dir) / "groups.jsonl"
+    table = tables.read_table(curves_path)
+    needed = {"algo", "seed", "step", "return", "success"}
+    missing = needed - set(table.columns)
+    if missing:
+        raise InputError(f"{curves_path}: missing columns {', '.join(sorted(missing))}; expected hygma-train's curves.csv")
+    if not table.records():
+        raise InputError(f"{curves_path}: no rows")
+    # NaN or text would be drawn as gaps or break the mean ± s.e. silently
+    table.numeric(["seed", "step", "return", "success"], finite=True)
+    return Path(run_dir).name, table.records(), io.read_jsonl(groups_path), [curves_path, groups_path]
