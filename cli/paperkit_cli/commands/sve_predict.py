@@ -45,20 +45,21 @@ def cli(images, model, batch_size, score_threshold, boundary_dir, metrics_path, 
     from paperkit.core import io
     from paperkit.core.errors import UsageError
     from paperkit.methods.sve import plots
-    from paperkit.methods.sve.run import PredictSettings, execute_predict, prepare_predict
+    from paperkit.methods.sve.run import PredictSettings, boundary_files, execute_predict, prepare_predict
     from paperkit_cli import runtime
 
     if fmt not in (None, "jsonl") or (not io.is_stdio(output) and io.detect_format(output, default="jsonl") != "jsonl"):
         raise UsageError(f"-o {output}: sve-predict writes JSON lines (.jsonl or '-')")
     inp = prepare_predict(runtime.settings(PredictSettings), images, model, want_metrics=metrics_path is not None)
+    if boundary_dir:
+        files = boundary_files(inp.names, boundary_dir, inp.images_path)
     rows, edges, metrics = execute_predict(inp)
     outputs = []
     if boundary_dir:
         from PIL import Image
 
         Path(boundary_dir).mkdir(parents=True, exist_ok=True)
-        for name, edge in zip(inp.names, edges, strict=True):
-            path = Path(boundary_dir) / (Path(name).stem + "_boundary.png")
+        for path, edge in zip(files, edges, strict=True):
             plots.save_png(Image.fromarray(edge * 255), path)
             outputs.append(path)
     if metrics_path:

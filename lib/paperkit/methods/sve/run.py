@@ -346,3 +346,15 @@ def execute_eval(s: EvalSettings, packed: dict, models: dict, config: dict, devi
     resources.set_threads(s.jobs)
     return evaluate(models, packed, grid=config["grid"], batch_size=s.batch_size, device=device,
                     junction_threshold=config["junction_threshold"])
+
+
+def boundary_files(names: list[str], boundary_dir: str | Path, images_path: Path) -> list[Path]:
+    """Where sve-predict --boundary-dir writes each image's map: ``<stem>_boundary.png``, or
+    ``<name>_boundary.png`` for every image when two share a stem (a.png and a.jpg wrote one file)."""
+    folder = Path(boundary_dir)
+    if images_path.is_dir() and folder.resolve() == images_path.resolve():
+        raise UsageError(f"--boundary-dir {boundary_dir} is the --images folder: the maps would be read as "
+                         "images on the next run; write them elsewhere")
+    stems = [Path(n).stem for n in names]
+    keys = stems if len(set(stems)) == len(stems) else [Path(n).name for n in names]
+    return [folder / f"{k}_boundary.png" for k in keys]
