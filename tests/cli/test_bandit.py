@@ -401,3 +401,34 @@ def test_sweep_yscale(pk, tmp_path):
     assert r.exit_code == 0 and (d / "sweep.png").exists(), r.stderr
     r = pk("bandit-sweep", "--sweep", "alpha", "--values", "0.5", "--yscale", "cubic", *FAST, "--run-dir", tmp_path / "x")
     assert r.exit_code == 2 and "--yscale" in r.stderr
+
+
+@pytest.mark.parametrize("cmd", ["bandit-sim", "bandit-sweep"])
+def test_absurd_total_work_is_refused_up_front(pk, tmp_path, cmd):
+    """runs × horizon × algorithms of 10^16 rounds fitted the memory check (it counts regret points, not
+    rounds) and ran until killed, leaving a run dir."""
+    extra = ["--sweep", "alpha", "--values", "0.5"] if cmd == "bandit-sweep" else ["--points", "2"]
+    r = pk(cmd, *extra, "--horizon", "1000000000", "--runs", "10000000", "--algos", "ucb", "-q",
+           "--run-dir", tmp_path / "big")
+    assert r.exit_code == 2, r.stderr
+    assert "--runs 10000000 × --horizon 1000000000" in r.stderr and "1e+16" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == "" and not (tmp_path / "big").exists()
+
+
+@pytest.mark.parametrize("sweep, values, words", [
+    ("reward-gap", "0.1,5", "reward-gap = 5.0 is out of range; expected values in (0, 0.9]"),
+    ("pref-gap", "7", "pref-gap = 7.0 is out of range; expected values in (0, 0.5]"),
+    ("pref-gap", "0.51", "(0, 0.5]"),
+    ("alpha", "0.5,0.5", "0.5 is given twice"),
+    ("reward-gap", "0.1,0.2,0.1", "0.1 is given twice"),
+])
+def test_sweep_values_out_of_the_preset_ranges_or_repeated_are_refused(pk, tmp_path, sweep, values, words):
+    r = pk("bandit-sweep", "--sweep", sweep, "--values", values, *FAST, "--run-dir", tmp_path / "s")
+    assert r.exit_code == 2 and words in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
+
+
+def test_sweep_values_at_the_end_of_the_preset_ranges_run(pk, tmp_path):
+    r = pk("bandit-sweep", "--sweep", "pref-gap", "--values", "0.5", "--algos", "ucb", "--horizon", "50",
+           "--runs", "2", "-q", "--run-dir", tmp_path / "s")
+    assert r.exit_code == 0, r.stderr

@@ -97,3 +97,23 @@ def test_bad_scenario_file_names_file_and_key(pk, tmp_path):
     f.write_text("name: s\nparameters: {rho: 0.5\n")
     r = pk("disempower-compare", f, "--run-dir", tmp_path / "y")
     assert r.exit_code == 3 and "line" in r.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    # a tiny --dt meant 7·10^9 steps: MemoryError (exit 70) after the run dir was made
+    (["disempower-sim", "--horizon", "5", "--dt", "1e-9", "--irreversibility-years", "2"],
+     "--dt 1e-09 means 7000000000 steps over --horizon 5"),
+    (["disempower-compare", "--horizon", "5", "--dt", "1e-300"], "--horizon 5"),
+    (["disempower-sweep", "--mc", "4", "--horizon", "5", "--dt", "1e-9"], "over the limit of 1000000"),
+    # the design was built before --max-draws was checked: 10^12 draws ran out of memory (exit 70)
+    (["disempower-sweep", "--horizon", "5", "--dt", "0.5", "--mc", "1000000000000"],
+     "--mc 1000000000000 means 1000000000000 simulations, over --max-draws 2000000"),
+    (["disempower-sweep", "--horizon", "5", "--dt", "0.5", "--morris", "1000000000000", "--params", "rho,c_growth"],
+     "--morris 1000000000000 with 2 parameters means 3000000000000 simulations, over --max-draws"),
+    (["disempower-sweep", "--horizon", "5", "--dt", "0.5", "--tornado", "--max-draws", "3"], "over --max-draws 3"),
+])
+def test_absurd_step_and_draw_counts_are_refused_before_the_run_dir(pk, tmp_path, args, words):
+    r = pk(*args, "--run-dir", tmp_path / "x")
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert r.stderr.count("\n") == 1 and words in r.stderr and r.stdout == ""
+    assert not (tmp_path / "x").exists()

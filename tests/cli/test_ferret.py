@@ -96,8 +96,8 @@ def _one_line_error(r, code, *needles):
 
 
 @pytest.mark.parametrize("args, code, needle", [
-    (["--k", "0"], 2, "K = 0"),
-    (["--k", "-5"], 2, "K = -5"),
+    (["--k", "0"], 2, "--k 0 is out of range"),
+    (["--k", "-5"], 2, "--k -5 is out of range"),
     (["--fraction", "0"], 2, "(0, 1]"),
     (["--fraction", "1.5"], 2, "(0, 1]"),
     (["--clients", "5000"], 3, "5000 clients"),
@@ -105,9 +105,15 @@ def _one_line_error(r, code, *needles):
     (["--blocks", "0"], 2, "--blocks"),
     (["--dirichlet", "nan"], 2, "--dirichlet"),
     (["--lr", "nan"], 2, "--lr"),
-    (["--lr", "1e300"], 2, "lr = 1e+300"),
+    (["--lr", "1e300"], 2, "--lr 1e+300 is out of range"),
     (["--server-lr", "inf"], 2, "--server-lr"),
     (["--k", "100000"], 2, "exceeds the number of trainable parameters (2410)"),
+    # range errors name the options, not the library's fields ("client fraction", "K", "lr", "clip", "zo eps")
+    (["--fraction", "0"], 2, "--fraction 0.0 is out of range"),
+    (["--clip", "-1"], 2, "--clip -1.0 is out of range"),
+    (["--zo-eps", "0"], 2, "--zo-eps 0.0 is out of range"),
+    (["--server-lr", "0"], 2, "--server-lr 0.0 is out of range"),
+    (["--rounds", "1000000000000"], 2, "--rounds 1000000000000 is out of range; expected 1 to 100000"),
 ])
 def test_bad_input_one_line(pk, tmp_path, args, code, needle):
     r = pk("ferret-train", *FAST, *args, "--run-dir", tmp_path / "bad")
@@ -175,6 +181,79 @@ def test_non_utf8_jsonl_names_file_and_line(pk, tmp_path):
 def test_overflowing_model_is_a_known_error(pk, tmp_path):
     r = pk("ferret-train", *FAST, "--algo", "fedavg", "--lr", "1e30", "--run-dir", tmp_path / "o")
     _one_line_error(r, 1, "non-finite weights", "--lr")
+
+
+def test_diverging_loss_stops_the_run_like_overflowing_weights(pk, tmp_path):
+    """--server-lr 1e30 leaves finite float32 weights whose loss is NaN: the run exited 0 with "test_loss": NaN
+    (not JSON) on stdout. It stops with the same known error as overflowing weights."""
+    r = pk("ferret-train", "--rounds", "1", "--local-steps", "1", "--clients", "2", "--fraction", "1",
+           "--batch-size", "8", "--k", "30", "--server-lr", "1e30", "-q", "--run-dir", tmp_path / "d")
+    _one_line_error(r, 1, "round 1: the test loss is nan", "--server-lr (1e+30)")
+    assert r.stdout == "" and not (tmp_path / "d" / "summary.json").exists()
+
+
+def test_divergence_after_a_round_keeps_the_finished_rounds(pk, tmp_path, monkeypatch):
+    from paperkit.methods.ferret import federated
+
+    real = federated.Federation.evaluate
+    calls = {"n": 0}
+
+    def nan_in_round_2(self, weights):
+        calls["n"] += 1
+        out = real(self, weights)
+        return {**out, "test_loss": float("nan")} if calls["n"] == 2 else out
+
+    monkeypatch.setattr(federated.Federation, "evaluate", nan_in_round_2)
+    d = tmp_path / "d"
+    _one_line_error(pk("ferret-train", *FAST, "--run-dir", d), 1, "round 2: the test loss is nan")
+    assert sorted(p.name for p in (d / "checkpoints").iterdir()) == ["round-0001.pt"]
+    assert list(read_table(d / "timing.csv").column("round")) == [1]
+
+
+def test_resume_lists_the_saved_stages_instead_of_probing_every_round(pk, tmp_path, monkeypatch):
+    """Finding the newest stage called stat once per round, from --rounds down: 10^12 rounds hung before round 1."""
+    from paperkit.core import runs
+    from paperkit.methods.ferret import federated, run
+
+    d = tmp_path / "r"
+    assert pk("ferret-train", *FAST, "--run-dir", d).exit_code == 0
+    assert run.newest_round(d / "checkpoints", 3) == 3 and run.newest_round(d / "checkpoints", 2) == 0
+    probes = []
+    real = runs.RunDir.has_checkpoint
+    monkeypatch.setattr(runs.RunDir, "has_checkpoint", lambda self, name: probes.append(name) or real(self, name))
+
+    def stop(self, state, previous):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(federated.Federation, "run_round", stop)
+    r = pk("ferret-train", *FAST[:5], "100000", *FAST[6:], "--run-dir", tmp_path / "n")
+    assert r.exit_code == 130 and len(probes) <= 1, (r.exit_code, len(probes))
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--trials", "1000000000000"], "--trials"),   # ran until killed, leaving config.yaml
+    (["--steps", "1000000000000"], "--steps"),
+    # the overflow named a learning rate ferret-recon has no option for, after making the run dir
+    (["--d", "200", "--k", "5,10", "--trials", "2", "--cubic", "1e300"],
+     "--cubic 1e+300 with --steps 1 makes the update overflow"),
+])
+def test_recon_refuses_endless_or_overflowing_studies_before_the_run_dir(pk, tmp_path, args, words):
+    r = pk("ferret-recon", "--d", "10", "--k", "5", *args, "--run-dir", tmp_path / "x")
+    _one_line_error(r, 2, words)
+    assert "learning rate" not in r.stderr and not (tmp_path / "x").exists()
+
+
+def test_recon_overflowing_estimate_names_the_options(pk, tmp_path):
+    r = pk("ferret-recon", "--d", "200", "--k", "5", "--trials", "1", "--zo-eps", "1e300", "-q",
+           "--run-dir", tmp_path / "x")
+    _one_line_error(r, 2, "zeroth-order estimate", "--zo-eps 1e+300", "--no-zo")
+
+
+def test_recon_cli_bounds_match_the_library():
+    from paperkit.methods.ferret import recon
+    from paperkit_cli.commands import ferret_recon
+
+    assert (ferret_recon.MAX_TRIALS, ferret_recon.MAX_STEPS) == (recon.MAX_TRIALS, recon.MAX_STEPS)
 
 
 def test_recon_refuses_what_cannot_fit_and_nan_options(pk, tmp_path):

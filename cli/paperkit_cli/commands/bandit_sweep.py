@@ -16,8 +16,9 @@ SETTINGS = "paperkit.methods.bandit.run:SweepSettings"
               help="What to vary: alpha (fusion weight), reward-gap (mu_k = 0.9 − k·gap, arms k = 0, 1, ...) or "
                    "pref-gap (nu_kl = 1/2 + (l − k)·gap).")
 @click.option("--values", type=options.ListOf(options.FiniteFloat()), default=None, metavar="V1,V2,...",
-              help="Values to sweep [default: the paper's: alpha 0, 0.02, ..., 1; reward gaps "
-                   "0.06, 0.11, 0.16, 0.21; preference gaps 0.03, 0.05, ..., 0.11].")
+              help="Distinct values to sweep: alpha in [0, 1], reward gap in (0, 0.9], preference gap in (0, 0.5] "
+                   "[default: the paper's: alpha 0, 0.02, ..., 1; reward gaps 0.06, 0.11, 0.16, 0.21; preference "
+                   "gaps 0.03, 0.05, ..., 0.11].")
 @common.instance_options
 @common.algos_option(None, "Algorithms, comma-separated [default: decofusion for alpha, the four paper "
                            "algorithms for gaps].")

@@ -7,6 +7,9 @@ import click
 from paperkit_cli import options
 
 SETTINGS = "paperkit.methods.ferret.run:FerretReconSettings"
+# paperkit.methods.ferret.recon's bounds, repeated so that --help does not import torch (a test checks they agree)
+MAX_TRIALS = 100_000
+MAX_STEPS = 10_000
 
 
 @options.command("ferret-recon", short_help="Reconstruction study: cosine/relative error vs K, Ferret vs ZO.")
@@ -18,8 +21,8 @@ SETTINGS = "paperkit.methods.ferret.run:FerretReconSettings"
 @click.option("--alloc", type=click.Choice(["norm", "uniform", "dim", "prop2"]), default="norm", show_default=True,
               help="How K is split over blocks: by update norm, equally, by block size, or prop2 (Prop. 2's "
                    "optimum K_l ∝ ||Delta_l||/rho_l).")
-@click.option("--trials", type=click.IntRange(min=1), default=5, show_default=True, help="Seeds per K.")
-@click.option("--steps", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--trials", type=click.IntRange(1, MAX_TRIALS), default=5, show_default=True, help="Seeds per K.")
+@click.option("--steps", type=click.IntRange(1, MAX_STEPS), default=1, show_default=True,
               help="Local gradient steps T making the update (ZO pays its finite-difference error per step).")
 @click.option("--zo-eps", type=options.FiniteFloat(min=0.0, min_open=True), default=1e-3, show_default=True,
               help="Finite-difference step of the zeroth-order reconstruction.")

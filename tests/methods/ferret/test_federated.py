@@ -100,7 +100,7 @@ def test_clipping_bounds_each_update():
 
 
 @pytest.mark.parametrize("bad, match", [
-    (dict(k=0), "K = 0"), (dict(k=-3), "K = -3"), (dict(fraction=0.0), r"\(0, 1\]"),
+    (dict(k=0), "--k 0 "), (dict(k=-3), "--k -3 "), (dict(fraction=0.0), r"\(0, 1\]"),
     (dict(fraction=1.5), r"\(0, 1\]"), (dict(algo="sgd"), "unknown"), (dict(lr=-1.0), "lr"),
     (dict(blocks="many"), "--blocks"), (dict(momentum=1.0), "momentum"),
 ])

@@ -22,7 +22,7 @@ from paperkit.core.errors import UsageError
 from paperkit.core.progress import progress as default_progress
 from paperkit.core.resources import MEMORY_FLAG, check_memory
 from paperkit.methods.bandit.bounds import LowerBound, lower_bound
-from paperkit.methods.bandit.instances import Instance, resolve_instance
+from paperkit.methods.bandit.instances import PRESET_RANGES, Instance, resolve_instance
 from paperkit.methods.bandit.simulate import (
     DEFAULT_F_COEF,
     DEFAULT_SWEEP_VALUES,
@@ -41,6 +41,10 @@ from paperkit.methods.bandit.simulate import (
 
 # Rounds per run above this would take days per run even with numba; the option refuses them.
 MAX_HORIZON = 10**9
+# Rounds simulated by one command (runs × horizon × algorithms, × sweep values): about 2·10^6 rounds per
+# CPU-second, so this is days of compute; the largest example (the alpha sweep at the paper's 100 runs)
+# is 10^9.
+MAX_TOTAL_ROUNDS = 10**12
 
 
 # ----------------------------------------------------------------------------------------- common
@@ -64,6 +68,15 @@ def instance_fingerprint(instance: Instance) -> dict[str, Any]:
 def _check_horizon(horizon: int) -> None:
     if not 1 <= horizon <= MAX_HORIZON:
         raise UsageError(f"--horizon {horizon}: expected 1 to {MAX_HORIZON} rounds")
+
+
+def _check_total_rounds(runs: int, horizon: int, n_algos: int, n_values: int = 1) -> None:
+    total = int(runs) * int(horizon) * int(n_algos) * int(n_values)   # Python ints: no overflow
+    if total > MAX_TOTAL_ROUNDS:
+        each = f" × {n_values} --values" if n_values > 1 else ""
+        raise UsageError(f"--runs {runs} × --horizon {horizon} × {n_algos} algorithm(s){each} means {total:.3g} "
+                         f"simulated rounds, over the limit of {MAX_TOTAL_ROUNDS:.0e} (days of compute); use fewer "
+                         "--runs or a shorter --horizon")
 
 
 def simulation_memory_bytes(runs: int, points: int, n_algos: int) -> float:
@@ -120,6 +133,7 @@ def prepare_sim(settings: SimSettings, *, preset: str | None = None, instance_pa
     check_memory(simulation_memory_bytes(s.runs, points, len(names)),
                  f"{s.runs} runs × {len(names)} algorithms × about {points} regret points", limit_gb=s.max_memory_gb,
                  flag=MEMORY_FLAG)
+    _check_total_rounds(s.runs, s.horizon, len(names))   # the memory check bounds runs, not the horizon
     inst = resolve_instance(preset, instance_path)
     return SimInputs(s, inst, names, delta, lower_bound(inst, s.alpha), log_checkpoints(s.horizon, s.points))
 
@@ -204,14 +218,20 @@ def prepare_sweep(settings: SweepSettings, *, preset: str | None = None,
     for v in grid:
         if s.sweep == "alpha" and not 0.0 <= v <= 1.0:
             raise UsageError(f"--values: alpha = {v!r} is out of range; expected values in [0, 1]")
-        if s.sweep != "alpha" and not (v > 0 and math.isfinite(v)):
-            raise UsageError(f"--values: gap = {v!r}; expected positive finite gaps")
+        if s.sweep != "alpha":
+            lo, hi = PRESET_RANGES[s.sweep]   # the ranges of --preset reward-gap:G / pref-gap:G
+            if not lo < v <= hi:  # NaN fails too
+                raise UsageError(f"--values: {s.sweep} = {v!r} is out of range; expected values in ({lo:g}, {hi:g}]")
+    dup = next((v for i, v in enumerate(grid) if v in grid[:i]), None)
+    if dup is not None:   # the same point twice would give duplicate rows in sweep.csv
+        raise UsageError(f"--values: {dup:g} is given twice; expected distinct values")
     algos = s.algos or (("decofusion",) if s.sweep == "alpha" else PAPER_ALGORITHMS)
     names = tuple(parse_algorithms(algos))
     _check_horizon(s.horizon)
     check_settings(s.horizon, s.runs, s.alpha, f_coef=s.f_coef)
     check_memory(simulation_memory_bytes(s.runs, 0, 1), f"{s.runs} runs", limit_gb=s.max_memory_gb,
                  flag=MEMORY_FLAG)
+    _check_total_rounds(s.runs, s.horizon, len(names), len(grid))
     base = resolve_instance(preset, instance_path)
     for v in grid:  # fail on a bad instance before any simulation
         sweep_instance(s.sweep, v, base)

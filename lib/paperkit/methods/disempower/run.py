@@ -10,6 +10,7 @@ import numpy as np
 
 from paperkit.core.errors import UsageError
 from paperkit.core.progress import progress as default_progress
+from paperkit.core.resources import check_memory
 from paperkit.methods.disempower import sensitivity
 from paperkit.methods.disempower.abm import Population, simulate_abm
 from paperkit.methods.disempower.dynamics import compile_model, simulate, simulate_rk45, trajectory_rows
@@ -21,10 +22,30 @@ MODES = ("ode", "abm")
 SWEEP_METRICS = sensitivity.METRICS
 
 
-def _check_steps(horizon: int, dt: float) -> None:
+# Euler steps of one simulation (horizon plus the irreversibility run-on) above which a run would take hours
+# (about 0.5 ms a step) and gigabytes; the defaults take 320 and the examples at most a few thousand.
+MAX_STEPS = 1_000_000
+# Peak bytes per step of one recorded trajectory: its arrays, rows and JSON stage (measured about 5 KB).
+TRAJECTORY_STEP_BYTES = 8_000
+
+
+def _check_steps(horizon: int, dt: float, extend: float = 0.0) -> int:
+    """The Euler steps of the horizon; UsageError for a step count past MAX_STEPS (counted with the
+    ``extend`` years of the irreversibility run-on) or a horizon that is not a whole number of steps."""
+    total = (horizon + extend) / dt   # a float: 1e-300 must not make a huge int
+    if not total <= MAX_STEPS:
+        shown = f"{round(total)}" if total < 1e18 else f"{total:.3g}" if total < float("inf") else "over 1e308"
+        raise UsageError(f"--dt {dt:g} means {shown} steps over --horizon {horizon} and --irreversibility-years "
+                         f"{extend:g}, over the limit of {MAX_STEPS}; use a larger --dt or a shorter --horizon")
     steps = horizon / dt
     if abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
         raise UsageError(f"--horizon {horizon} is not a whole number of steps of --dt {dt:g}")
+    return int(round(steps))
+
+
+def _check_trajectory_memory(horizon: int, dt: float, extend: float, what: str) -> None:
+    steps = _check_steps(horizon, dt, extend)
+    check_memory(TRAJECTORY_STEP_BYTES * float(steps + 1), f"{what} of {steps} steps (--horizon {horizon}, --dt {dt:g})")
 
 
 def _summary_dict(res: Any, i: int = 0) -> dict[str, Any]:
@@ -70,7 +91,7 @@ class SimResult:
 
 
 def prepare_sim(settings: SimSettings) -> SimInputs:
-    _check_steps(settings.horizon, settings.dt)
+    _check_trajectory_memory(settings.horizon, settings.dt, settings.irreversibility_years, "a trajectory")
     if settings.mode not in MODES:
         raise UsageError(f"--mode {settings.mode!r}; expected one of {', '.join(MODES)}")
     if settings.mode == "abm":
@@ -133,7 +154,7 @@ class CompareResult:
 
 
 def prepare_compare(settings: CompareSettings) -> CompareInputs:
-    _check_steps(settings.horizon, settings.dt)
+    _check_trajectory_memory(settings.horizon, settings.dt, settings.irreversibility_years, "a trajectory")
     specs = settings.scenarios or tuple(builtin_names())
     scs = [load_scenario(sp, settings.overrides) for sp in specs]
     names = [sc.name for sc in scs]
@@ -199,7 +220,7 @@ class SweepResult:
 
 def prepare_sweep(settings: SweepSettings) -> SweepInputs:
     s = settings
-    _check_steps(s.horizon, s.dt)
+    steps = _check_steps(s.horizon, s.dt, s.irreversibility_years)
     chosen = [m for m, on in (("oat", s.param is not None or bool(s.values)), ("mc", s.mc > 0),
                               ("morris", s.morris > 0), ("sobol", s.sobol > 0), ("tornado", s.tornado)) if on]
     if len(chosen) != 1:
@@ -213,38 +234,44 @@ def prepare_sweep(settings: SweepSettings) -> SweepInputs:
     reg = load_registry()
     paths: list[tuple[str, tuple[float, float]]] = []
     X = None
+    if mode in ("mc", "morris", "sobol"):
+        paths = sensitivity.prior_paths(sc, tuple(s.params or ()))
+        if not paths:
+            raise UsageError("no parameter has a prior to sample")
+    if mode == "sobol" and s.sobol & (s.sobol - 1):
+        raise UsageError(f"--sobol {s.sobol}: use a power of 2 (Sobol sequences balance at 2^k points)")
+    only = tuple(s.params or ())
+    # the number of simulations, counted before a design is built (the design of --mc 10^12 would not fit)
+    n_draws = {"oat": len(s.values or ()), "mc": s.mc, "morris": s.morris * (len(paths) + 1),
+               "sobol": s.sobol * (len(paths) + 2),
+               "tornado": 1 + 2 * sum(1 for n in sc.priors if not only or n in only)}[mode]
+    if n_draws > s.max_draws:
+        what = ("the sweep" if mode in ("oat", "tornado") else
+                f"--{mode} {getattr(s, mode)}" + (f" with {len(paths)} parameters" if mode != "mc" else ""))
+        raise UsageError(f"{what} means {n_draws} simulations, over --max-draws {s.max_draws}; use fewer draws"
+                         + (", fewer --params" if mode in ("morris", "sobol", "tornado") else "")
+                         + " or raise --max-draws")
+    check_memory(8.0 * min(n_draws, sensitivity.BATCH) * (steps + 1),
+                 f"{min(n_draws, sensitivity.BATCH)} simulations of {steps} steps stepped together")
     if mode == "oat":
         par, _ = reg.resolve(s.param, source="--param")
         for v in s.values:
             reg.check_value(par, v, s.param, source="--values", error=UsageError)
         design = [{s.param: float(v)} for v in s.values]
     elif mode == "tornado":
-        only = tuple(s.params or ())
         names = [n for n in sc.priors if not only or n in only]
         if only:
             sensitivity.prior_paths(sc, only)
         paths = [(n, sc.priors[n]) for n in names]
         design = [{}] + [{n: b[k]} for n, b in paths for k in (0, 1)]
     else:
-        paths = sensitivity.prior_paths(sc, tuple(s.params or ()))
-        if not paths:
-            raise UsageError("no parameter has a prior to sample")
         if mode == "mc":
             X = sensitivity.mc_design(paths, s.mc, s.seed)
         elif mode == "morris":
             X = sensitivity.morris_design(paths, s.morris, s.seed)
         else:
-            if s.sobol & (s.sobol - 1):
-                raise UsageError(f"--sobol {s.sobol}: use a power of 2 (Sobol sequences balance at 2^k points)")
-            n_rows = s.sobol * (len(paths) + 2)
-            if n_rows > s.max_draws:
-                raise UsageError(f"--sobol {s.sobol} with {len(paths)} parameters means {n_rows} simulations, over "
-                                 f"--max-draws {s.max_draws}; use a smaller N, fewer --params or raise --max-draws")
             X = sensitivity.sobol_design(paths, s.sobol, s.seed)
         design = [{p: float(x) for (p, _), x in zip(paths, row, strict=True)} for row in X]
-    if len(design) > s.max_draws:
-        raise UsageError(f"the sweep means {len(design)} simulations, over --max-draws {s.max_draws}; "
-                         "use fewer draws or raise --max-draws")
     return SweepInputs(settings=s, scenario=sc, mode=mode, paths=paths, design=design, X=X)
 
 

@@ -49,6 +49,8 @@ ALGOS = ("ferret", "fedavg", "fedzo", "fedkseed")
 OPTIMIZERS = ("sgd", "adam")
 FLOAT_BYTES, SEED_BYTES, INDEX_BYTES = 4, 8, 4
 FLOAT32_MAX = 3.4028234663852886e38
+# Rounds of one run: a round takes a second or more, so this is days; the papers run a few thousand.
+MAX_ROUNDS = 100_000
 # stream tags for derive_seed
 _SAMPLE, _BATCH, _PROJ, _ZO, _POOL = 0xC1, 0xBA, 0x9A, 0x20, 0x900
 
@@ -76,31 +78,33 @@ class FedConfig:
     device: str = "cpu"
 
     def validate(self) -> FedConfig:
+        # messages name the command-line options (ferret-train/-server) that set each field
         if self.algo not in ALGOS:
-            raise ConfigError(f"algorithm '{self.algo}' is unknown; expected one of {', '.join(ALGOS)}")
+            raise ConfigError(f"--algo '{self.algo}' is unknown; expected one of {', '.join(ALGOS)}")
         if self.optimizer not in OPTIMIZERS:
-            raise ConfigError(f"optimizer '{self.optimizer}' is unknown; expected sgd or adam")
+            raise ConfigError(f"--optimizer '{self.optimizer}' is unknown; expected sgd or adam")
         if self.alloc not in ALLOCATIONS:
-            raise ConfigError(f"allocation '{self.alloc}' is unknown; expected one of {', '.join(ALLOCATIONS)}")
+            raise ConfigError(f"--alloc '{self.alloc}' is unknown; expected one of {', '.join(ALLOCATIONS)}")
         if self.seed_pool not in SEED_POOLS:
-            raise ConfigError(f"seed pool '{self.seed_pool}' is unknown; expected one of {', '.join(SEED_POOLS)}")
+            raise ConfigError(f"--seed-pool '{self.seed_pool}' is unknown; expected one of {', '.join(SEED_POOLS)}")
         if not (0.0 < self.fraction <= 1.0):  # also false for NaN
-            raise ConfigError(f"client fraction = {self.fraction} is out of range; expected a value in (0, 1]")
-        checks = [("K", self.k, 1), ("clients", self.n_clients, 1), ("rounds", self.rounds, 1),
-                  ("local steps", self.local_steps, 1), ("batch size", self.batch_size, 1),
-                  ("candidate-seed pool", self.kseed_pool, 1)]
+            raise ConfigError(f"--fraction {self.fraction} is out of range; expected a value in (0, 1]")
+        checks = [("--k", self.k, 1), ("--clients", self.n_clients, 1), ("--local-steps", self.local_steps, 1),
+                  ("--batch-size", self.batch_size, 1), ("--kseed-pool", self.kseed_pool, 1)]
         for name, v, lo in checks:
             if v < lo:
-                raise ConfigError(f"{name} = {v} is out of range; expected at least {lo}")
-        for name, v in (("lr", self.lr), ("server lr", self.server_lr), ("zo eps", self.zo_eps)):
+                raise ConfigError(f"{name} {v} is out of range; expected at least {lo}")
+        if not 1 <= self.rounds <= MAX_ROUNDS:
+            raise ConfigError(f"--rounds {self.rounds} is out of range; expected 1 to {MAX_ROUNDS}")
+        for name, v in (("--lr", self.lr), ("--server-lr", self.server_lr), ("--zo-eps", self.zo_eps)):
             if not (v > 0 and math.isfinite(v)):
-                raise ConfigError(f"{name} = {v} is out of range; expected a positive number")
+                raise ConfigError(f"{name} {v} is out of range; expected a positive number")
             if v > FLOAT32_MAX:  # the weights are float32: the step itself would overflow
-                raise ConfigError(f"{name} = {v:g} is out of range; expected at most {FLOAT32_MAX:.3g} (float32)")
+                raise ConfigError(f"{name} {v:g} is out of range; expected at most {FLOAT32_MAX:.3g} (float32)")
         if not 0.0 <= self.momentum < 1.0:  # also false for NaN
-            raise ConfigError(f"server momentum = {self.momentum} is out of range; expected [0, 1)")
+            raise ConfigError(f"--momentum {self.momentum} is out of range; expected [0, 1)")
         if self.clip is not None and not (self.clip > 0 and math.isfinite(self.clip)):
-            raise ConfigError(f"clip = {self.clip} is out of range; expected a positive norm")
+            raise ConfigError(f"--clip {self.clip} is out of range; expected a positive norm")
         if self.blocks not in ("auto", "tensor") and not str(self.blocks).isdigit():
             raise ConfigError(f"--blocks '{self.blocks}' is invalid; expected auto, tensor or a number of blocks")
         return self
@@ -197,12 +201,12 @@ class Federation:
         self.blocks = (Blocks.equal(self.dim, int(b)) if str(b).isdigit()
                        else Blocks.from_tensor_sizes([p.numel() for p in self.params], b))
         if cfg.algo == "ferret" and cfg.k < self.blocks.n_blocks:
-            raise ConfigError(f"K = {cfg.k} is smaller than the number of blocks ({self.blocks.n_blocks}); raise "
+            raise ConfigError(f"--k {cfg.k} is smaller than the number of blocks ({self.blocks.n_blocks}); raise "
                               "--k or use fewer --blocks")
         if cfg.algo == "ferret" and cfg.k > self.dim:
             # K bases of a d-dimensional space: beyond d they add work (K·d random numbers per client and
             # round) and nothing else
-            raise ConfigError(f"K = {cfg.k} exceeds the number of trainable parameters ({self.dim}) of the "
+            raise ConfigError(f"--k {cfg.k} exceeds the number of trainable parameters ({self.dim}) of the "
                               f"{task.name} model; use --k {self.dim} or less")
         self.pool = [derive_seed(cfg.seed, _POOL, j) for j in range(cfg.kseed_pool)]
         # Ferret's per-block seed pool (official code): K candidate seeds fixed at the start
@@ -368,6 +372,16 @@ class Federation:
         self.model.train()
         return out
 
+    def check_finite(self, row: dict[str, Any]) -> None:
+        """ConvergenceError when a round's losses are NaN/inf: weights can stay finite float32 yet so large
+        that the loss overflows (--server-lr 1e30 gave NaN test losses, exit 0 and bare NaN in the JSON)."""
+        for key in ("train_loss", "test_loss"):
+            v = row.get(key)
+            if v is not None and not math.isfinite(v) and not (key == "train_loss" and not row.get("clients")):
+                raise ConvergenceError(f"round {row['round']}: the {key.replace('_', ' ')} is {v} (the model "
+                                       f"diverged); lower --lr ({self.cfg.lr:g}) or --server-lr "
+                                       f"({self.cfg.server_lr:g})")
+
     @_one_thread
     def final_metrics(self, weights: torch.Tensor) -> dict[str, float]:
         self.set_vector(weights)
@@ -396,6 +410,7 @@ class Federation:
                "local_s": float(np.mean([x.local_s for x in msgs])),
                "proj_s": float(np.mean([x.proj_s for x in msgs])),
                "aggr_s": aggr_s, "wall_s": wall}
+        self.check_finite(row)
         return new, row, msgs
 
 

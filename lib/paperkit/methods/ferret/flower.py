@@ -169,6 +169,7 @@ class FerretServer:
                "local_s": float(np.mean([m.local_s for m in msgs])) if msgs else 0.0,
                "proj_s": float(np.mean([m.proj_s for m in msgs])) if msgs else 0.0,
                "aggr_s": aggr_s, "wall_s": time.perf_counter() - t0}
+        fed.check_finite(row)
         self.rows.append(row)
         return row
 

@@ -32,6 +32,11 @@ from paperkit.methods.ferret.projection import (
     project_reconstruct,
 )
 
+# Trials per K and local steps: each trial costs K·d random numbers (and steps·K·d for the zeroth-order
+# estimate); the paper's study uses 5 trials and one step, the examples at most 200 trials.
+MAX_TRIALS = 100_000
+MAX_STEPS = 10_000
+
 
 def _f(x: torch.Tensor, cubic: float = 0.0) -> float:
     x = x.double()
@@ -63,6 +68,19 @@ def zo_reconstruct(x0: torch.Tensor, lr: float, steps: int, k: int, eps: float, 
                 est.add_(v.double(), alpha=g / k)
         x = x - lr * est.float()
     return x0 - x
+
+
+def start_point(d: int, seed: int) -> torch.Tensor:
+    """The study's random start x0 (drawn on the CPU, the same for every device)."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(d, generator=gen)
+
+
+def check_update(delta: torch.Tensor, cubic: float, steps: int) -> None:
+    """ConfigError when the exact update overflowed: only --cubic (with --steps) can make it do so."""
+    if not bool(torch.isfinite(delta).all()):
+        raise ConfigError(f"--cubic {cubic:g} with --steps {steps} makes the update overflow (NaN/inf entries); "
+                          "use a smaller |--cubic| or fewer --steps")
 
 
 def memory_estimate(d: int, n_blocks: int = 1) -> int:
@@ -109,8 +127,10 @@ def recon_study(d: int, ks: list[int], *, trials: int = 5, n_blocks: int = 1, al
     """Rows (method, K) of the study. The start point is drawn on the CPU (same for every device); the
     bases are drawn on ``device`` (CPU and CUDA generators draw different streams). ``check=False`` skips
     the memory check (the caller made its own, e.g. with a user-given limit)."""
-    if d < 1 or not ks or min(ks) < 1 or trials < 1:
-        raise ConfigError("--d, every --k and --trials must be positive")
+    if d < 1 or not ks or min(ks) < 1 or not 1 <= trials <= MAX_TRIALS:
+        raise ConfigError(f"--d and every --k must be positive, and --trials in 1..{MAX_TRIALS}")
+    if not 1 <= steps <= MAX_STEPS:
+        raise ConfigError(f"--steps {steps} is out of range; expected 1 to {MAX_STEPS}")
     if not 1 <= n_blocks <= d:
         raise ConfigError(f"--blocks {n_blocks} is out of range; expected 1..{d}")
     if n_blocks > min(ks):
@@ -121,10 +141,10 @@ def recon_study(d: int, ks: list[int], *, trials: int = 5, n_blocks: int = 1, al
         raise ConfigError(f"--cubic {cubic} is out of range; expected a finite number")
     if check:
         check_memory(d, n_blocks)
-    gen = torch.Generator().manual_seed(seed)
-    x0 = torch.randn(d, generator=gen).to(device)
+    x0 = start_point(d, seed).to(device)
     # the exact update of T gradient steps on Σ x² (+ (c/3) Σ x³)
     delta = exact_update(x0, lr, steps, cubic)
+    check_update(delta, cubic, steps)
     blocks = Blocks.equal(d, n_blocks)
     rows = []
     for k in ks:
@@ -138,6 +158,11 @@ def recon_study(d: int, ks: list[int], *, trials: int = 5, n_blocks: int = 1, al
             sq = torch.zeros((), dtype=torch.float64, device=x0.device)
             for t in range(trials):
                 est = fn(derive_seed(seed, k, t)).double()
+                if not bool(torch.isfinite(est).all()):  # float32 overflow of a huge cubic term or --zo-eps
+                    raise ConfigError(f"the {name} estimate at K = {k} overflowed (NaN/inf entries) with --cubic "
+                                      f"{cubic:g}, --steps {steps}" + (f" and --zo-eps {zo_eps:g}; use a smaller "
+                                      "|--cubic| or --zo-eps, or --no-zo" if name != "ferret" else
+                                      "; use a smaller |--cubic| or fewer --steps"))
                 total += est
                 sq += (est * est).sum()
                 cos.append(float(torch.nn.functional.cosine_similarity(est, delta.double(), dim=0)))

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from paperkit.core.progress import progress as default_progress
@@ -117,6 +119,18 @@ def round_stage(r: int) -> str:
     return f"round-{r:04d}"
 
 
+_STAGE = re.compile(r"round-(\d{4,})\.pt")
+
+
+def newest_round(folder: Path, rounds: int) -> int:
+    """The newest round (at most ``rounds``) whose stage file is in ``folder``; 0 when there is none."""
+    if not folder.is_dir():
+        return 0
+    found = [int(m.group(1)) for f in folder.iterdir() if (m := _STAGE.fullmatch(f.name))]
+    # only the names round_stage writes (round-00002.pt is not round 2's stage)
+    return max((r for r in found if 1 <= r <= rounds and (folder / f"{round_stage(r)}.pt").is_file()), default=0)
+
+
 def execute_ferret_train(inputs: FerretTrainInputs, run: Any, progress: Callable[..., Any] = default_progress,
                          on_round: Callable[[dict], None] | None = None) -> FerretTrainResult:
     """Rounds 1..rounds as ``run.cached`` stages (from the newest saved one when resumed); ``on_round(row)``
@@ -127,8 +141,9 @@ def execute_ferret_train(inputs: FerretTrainInputs, run: Any, progress: Callable
 
     fed, cfg = inputs.fed, inputs.fed.cfg
     state, rows, prev = fed.initial_state(), [], []
-    # the newest finished round of an interrupted run (older stages are removed when a newer one is saved)
-    done = next((r for r in range(cfg.rounds, 0, -1) if run.has_checkpoint(f"{round_stage(r)}.pt")), 0)
+    # the newest finished round of an interrupted run (older stages are removed when a newer one is saved);
+    # the stage files are listed, not probed round by round (one stat per round took hours at 10^12 rounds)
+    done = newest_round(run.checkpoint_path(f"{round_stage(1)}.pt").parent, cfg.rounds)
     if done:
         state, rows, prev = _from_stage(fed, run.load_checkpoint(f"{round_stage(done)}.pt"))
         if run.file("timing.csv").exists():
@@ -237,11 +252,19 @@ class FerretReconResult:
 
 
 def prepare_ferret_recon(settings: FerretReconSettings) -> FerretReconInputs:
-    """Check K, the blocks and the memory the study needs (from the options alone) and pick the device."""
+    """Check K, the blocks, the trials and steps, the memory the study needs (from the options alone) and that
+    the update does not overflow, and pick the device."""
     from paperkit.core.devices import resolve_device
     from paperkit.core.errors import ConfigError
     from paperkit.core.resources import MEMORY_FLAG, check_memory
-    from paperkit.methods.ferret.recon import memory_estimate
+    from paperkit.methods.ferret.recon import (
+        MAX_STEPS,
+        MAX_TRIALS,
+        check_update,
+        exact_update,
+        memory_estimate,
+        start_point,
+    )
 
     s = settings
     if not s.k or min(s.k) < 1:
@@ -250,7 +273,13 @@ def prepare_ferret_recon(settings: FerretReconSettings) -> FerretReconInputs:
         raise ConfigError(f"--blocks {s.blocks} is out of range; expected 1..{s.d}")
     if s.blocks > min(s.k):
         raise ConfigError(f"every K must be at least the number of blocks ({s.blocks})")
+    if not 1 <= s.trials <= MAX_TRIALS:
+        raise ConfigError(f"--trials {s.trials} is out of range; expected 1 to {MAX_TRIALS}")
+    if not 1 <= s.steps <= MAX_STEPS:
+        raise ConfigError(f"--steps {s.steps} is out of range; expected 1 to {MAX_STEPS}")
     check_memory(memory_estimate(s.d, s.blocks), f"--d {s.d}", limit_gb=s.max_memory_gb, flag=MEMORY_FLAG)
+    if s.cubic:  # only the cubic term can overflow the exact update: find out before the run dir exists
+        check_update(exact_update(start_point(s.d, s.seed), s.lr, s.steps, s.cubic), s.cubic, s.steps)
     return FerretReconInputs(s, resolve_device(s.device))
 
 
