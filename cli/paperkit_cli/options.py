@@ -65,8 +65,11 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: str | None) 
     by_name = {p.name: p for p in ctx.command.params}
     for name, item in data.items():
         kind = by_name[name].type
-        if isinstance(item, list) and hasattr(kind, "to_text") and all(isinstance(v, (str, int)) for v in item):
-            data[name] = item = kind.to_text(tuple(item))   # a run dir's config.yaml keeps K/N, HOST:PORT as lists
+        if isinstance(item, list) and hasattr(kind, "to_text"):
+            try:   # a run dir's config.yaml keeps K/N and HOST:PORT as lists
+                data[name] = item = kind.to_text(tuple(item))
+            except (TypeError, ValueError, IndexError):
+                pass   # not such a pair: refused below as a list
         _check_config_value(ctx, by_name[name], item, source=value)
     ctx.default_map = {**(ctx.default_map or {}), **data}
     return value

@@ -428,7 +428,9 @@ def test_front_refuses_outputs_over_the_files_it_reads_and_skips_its_own_manifes
     for opt, path in (("--plot", run / "standardisation.json"), ("-o", run / "toy_LM_2_11284_summary.csv")):
         args = ["-o", tmp_path / "f.csv"] if opt == "--plot" else []
         r = pk("sr-apo-front", "--summaries", run, opt, path, *args)
-        assert r.exit_code == 2 and "is the input file" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+        # --plot on a .json is now refused for its suffix before anything else looks at it
+        why = "expected a .png file" if opt == "--plot" else "is the input file"
+        assert r.exit_code == 2 and why in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
     assert (run / "standardisation.json").read_bytes() == before and not (tmp_path / "f.csv").exists()
     (run / "sub").mkdir()
     (run / "sub" / "old_LM_2_1_summary.csv.manifest.json").write_text("{}")
