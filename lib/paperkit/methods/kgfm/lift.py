@@ -164,9 +164,9 @@ def _bits(words, row, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _binary_pairs(A, B, n):  # pragma: no cover - compiled
-    """Support of E_A^T E_B over the boolean semiring, rows (r_a, r_b) in order: every entity adds its B set to
-    the row of each relation in its A set."""
+def _binary_support(A, B, n):  # pragma: no cover - compiled
+    """Support of E_A^T E_B over the boolean semiring as one bitset row per relation, and its size: every
+    entity adds its B set to the row of each relation in its A set."""
     acc = np.zeros((n, A.shape[1]), np.uint64)
     ra = np.empty(n, np.int64)
     for v in range(A.shape[0]):
@@ -180,6 +180,13 @@ def _binary_pairs(A, B, n):  # pragma: no cover - compiled
             while b:
                 b &= b - np.uint64(1)
                 total += 1
+    return acc, total
+
+
+@njit(cache=True)
+def _binary_pairs(A, B, n):  # pragma: no cover - compiled
+    """The support's rows (r_a, r_b), in order."""
+    acc, total = _binary_support(A, B, n)
     out = np.empty((total, 2), np.int64)
     rb = np.empty(n, np.int64)
     m = 0
@@ -193,21 +200,8 @@ def _binary_pairs(A, B, n):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _binary_count(A, B, n):  # pragma: no cover - compiled
-    """How many rows ``_binary_pairs`` returns, without building them (one bit per relation pair)."""
-    acc = np.zeros((n, A.shape[1]), np.uint64)
-    ra = np.empty(n, np.int64)
-    for v in range(A.shape[0]):
-        for i in range(_bits(A, v, ra)):
-            for w in range(A.shape[1]):
-                acc[ra[i], w] |= B[v, w]
-    total = 0
-    for r in range(n):
-        for w in range(acc.shape[1]):
-            b = acc[r, w]
-            while b:
-                b &= b - np.uint64(1)
-                total += 1
-    return total
+    """How many rows ``_binary_pairs`` returns, without building them."""
+    return _binary_support(A, B, n)[1]
 
 
 @njit(cache=True)
