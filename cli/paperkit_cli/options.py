@@ -348,7 +348,7 @@ class PaperkitCommand(click.Command):
             values = {k: v["value"] for k, v in resolved_parameters(ctx, as_text=True).items() if k != "config"}
             click.echo(yaml.safe_dump(values, sort_keys=False, default_flow_style=False), nl=False)
             return None
-        _refuse_outputs_over_inputs(self, ctx.params)
+        _check_outputs(self, ctx.params)
         if "jobs" in ctx.params:
             from paperkit.core.resources import set_threads
 
@@ -372,10 +372,10 @@ def _check_suffix(option: str, value: str, metavar: str | None) -> None:
         raise UsageError(f"{option} {value}: expected a {suffix} file ({metavar})")
 
 
-def _refuse_outputs_over_inputs(command: PaperkitCommand, params: dict[str, Any]) -> None:
-    """Usage error when an output option names a file that another option or argument reads (``-o train.csv``
-    once replaced the training data), a file of a run dir given as input, or another output; checked before
-    any work starts."""
+def _check_outputs(command: PaperkitCommand, params: dict[str, Any]) -> None:
+    """Usage error, before any work, for an output the command cannot write well: one that names a file
+    another option or argument reads (``-o train.csv`` once replaced the training data), a file of a run dir
+    given as input, or another output; a table suffix it cannot write; a suffix its metavar rules out."""
     from paperkit.core.errors import UsageError
     from paperkit.core.io import detect_format, is_stdio, refuse_overwriting_inputs
 
