@@ -377,7 +377,7 @@ def _check_outputs(command: PaperkitCommand, params: dict[str, Any]) -> None:
     another option or argument reads (``-o train.csv`` once replaced the training data), a file of a run dir
     given as input, or another output; a table suffix it cannot write; a suffix its metavar rules out."""
     from paperkit.core.errors import UsageError
-    from paperkit.core.io import detect_format, is_stdio, refuse_overwriting_inputs
+    from paperkit.core.io import detect_format, files_named, is_stdio, refuse_overwriting_inputs
 
     outputs, inputs, kinds = {}, [], {}
     for p in command.params:
@@ -390,14 +390,7 @@ def _check_outputs(command: PaperkitCommand, params: dict[str, Any]) -> None:
                 outputs[option] = value
                 kinds[option] = getattr(p, "metavar", None)
         else:
-            for v in value if isinstance(value, (list, tuple)) else [value]:
-                if not isinstance(v, (str, os.PathLike)):
-                    continue
-                v = os.fspath(v)
-                if os.path.exists(v):
-                    inputs.append(v)
-                elif ":" in v and os.path.exists(v.split(":", 1)[1]):
-                    inputs.append(v.split(":", 1)[1])  # a KIND:FILE source (official:FILE, jsonl:FILE)
+            inputs += files_named(value)
     output = params.get("output")
     if "fmt" in params and isinstance(output, str) and not is_stdio(output):
         # output_options' table: a suffix it cannot be written as is refused before any work (and plots)

@@ -98,15 +98,10 @@ def _input_hashes(config: dict[str, Any]) -> dict[str, str]:
 
     out = {}
     for key, value in config.items():
-        for i, v in enumerate(value if isinstance(value, (list, tuple)) else [value]):
-            if not isinstance(v, (str, os.PathLike)) or io.is_stdio(v):
-                continue
-            v = os.fspath(v)
-            path = v if os.path.isfile(v) else v.split(":", 1)[1] if ":" in v else None
-            if path is not None and os.path.isfile(path):
-                out[key if not isinstance(value, (list, tuple)) else f"{key}[{i}]"] = io.sha256_file(path)
+        files = [f for f in io.files_named(value) if os.path.isfile(f)]
+        for i, f in enumerate(files):
+            out[key if len(files) == 1 and not isinstance(value, (list, tuple)) else f"{key}[{i}]"] = io.sha256_file(f)
     return out
-
 
 def write_manifest(*, inputs: list[Any] = (), outputs: list[Any] = (), output: Any = None,
                    run_dir: str | os.PathLike | None = None, manifest_path: str | os.PathLike | None = None,

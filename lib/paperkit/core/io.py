@@ -178,7 +178,7 @@ def text_reader(path: str | os.PathLike) -> Iterator[IO[str]]:
         raise InputError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); expected a text file") from e
     except (OSError, EOFError, zlib.error) as e:
         # a truncated .gz ends in EOFError, which click would take for Ctrl-D and report as an interrupt
-        if isinstance(e, (gzip.BadGzipFile, EOFError, zlib.error)) and is_gzip(p) or "gzip" in str(e).lower():
+        if (isinstance(e, (gzip.BadGzipFile, EOFError, zlib.error)) and is_gzip(p)) or "gzip" in str(e).lower():
             raise InputError(f"{path}: not a valid gzip file ({_first_line(e)})") from e
         raise
 
@@ -486,6 +486,21 @@ def refuse_overwriting_inputs(outputs: dict[str, Any], inputs: list[Any]) -> Non
             if _is_run_artefact(Path(out), run):
                 raise UsageError(f"{option} {out} would replace a file of the run {run} that it reads; "
                                  "write the results elsewhere")
+
+
+def files_named(value: Any) -> list[str]:
+    """The existing paths an option value names: itself (or each item of a list), or the FILE of a ``KIND:FILE``
+    source (official:FILE, jsonl:FILE). Used to find a command's inputs without knowing its options."""
+    out = []
+    for v in value if isinstance(value, (list, tuple)) else [value]:
+        if not isinstance(v, (str, os.PathLike)) or is_stdio(v):
+            continue
+        v = os.fspath(v)
+        if os.path.exists(v):
+            out.append(v)
+        elif ":" in v and os.path.exists(v.split(":", 1)[1]):
+            out.append(v.split(":", 1)[1])
+    return out
 
 
 def check_writable(path: str | os.PathLike, option: str = "") -> None:
